@@ -1,0 +1,309 @@
+//! The congestion-control interface.
+//!
+//! One small trait, [`CongestionControl`], whose hooks are named after Linux's
+//! `struct tcp_congestion_ops` (include/net/tcp.h) so that a controller written here ports to an
+//! eBPF `struct_ops` program hook for hook:
+//!
+//! | hook here       | Linux `tcp_congestion_ops` | fires                                                   |
+//! |-----------------|----------------------------|---------------------------------------------------------|
+//! | `init`          | `init`                     | the connection is established                           |
+//! | `ssthresh`      | `ssthresh`                 | a loss is detected (fast retransmit or timeout)         |
+//! | `cong_avoid`    | `cong_avoid`               | an ACK advances `snd_una` outside loss recovery         |
+//! | `set_state`     | `set_state`                | the sender's [`CaState`] changes                        |
+//! | `cwnd_event`    | `cwnd_event`               | transmission starts after idle, a timeout, …            |
+//! | `pkts_acked`    | `pkts_acked`               | every ACK that acknowledges data, with an RTT sample    |
+//! | `undo_cwnd`     | `undo_cwnd`                | a window reduction turned out to be spurious            |
+//! | `cong_control`  | `cong_control`             | every ACK, with a delivery-rate sample; if it returns `true` it has set cwnd / pacing itself and `cong_avoid` is not called |
+//!
+//! The congestion window is counted in segments, as the papers count it, and is fractional (ns-2's
+//! `cwnd_` is a double): the per-ACK increments of Reno, Westwood, Astart or P-Start are fractions
+//! of a segment. The sender may send while `in_flight < floor(min(cwnd, rwnd))`.
+//!
+//! Slow start is pluggable separately from congestion avoidance: a [`SlowStart`] (standard, Limited
+//! Slow Start, HyStart, Astart…) wraps any controller with [`WithStartup`], which takes over
+//! `cong_avoid` while `cwnd < ssthresh` and hands the rest of the ACK to the controller once
+//! slow start has reached `ssthresh`, as Linux's `tcp_slow_start` returns the leftover `acked`.
+
+pub mod registry;
+pub mod reno;
+pub mod slow_start;
+
+use crate::time::{Duration, Time};
+use crate::units::Rate;
+use std::fmt;
+
+/// The sender's loss-recovery state (Linux `tcp_ca_state`, without CWR).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CaState {
+    /// Nothing unusual.
+    Open,
+    /// Duplicate ACKs seen, fewer than the threshold.
+    Disorder,
+    /// Fast recovery after a fast retransmit.
+    Recovery,
+    /// Recovery after a retransmission timeout.
+    Loss,
+}
+
+/// The phase a flow is in, as reported in the time series.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Phase {
+    SlowStart = 0,
+    CongestionAvoidance = 1,
+    Recovery = 2,
+    Loss = 3,
+    Closed = 4,
+}
+
+impl Phase {
+    pub const NAMES: [&'static str; 5] = ["slow-start", "congestion-avoidance", "recovery", "loss", "closed"];
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// Why the first slow start ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ExitReason {
+    /// cwnd reached ssthresh.
+    Threshold,
+    /// A loss detected by duplicate ACKs or SACK.
+    Loss,
+    /// A retransmission timeout.
+    Timeout,
+    /// A start-up algorithm's detector (for example `"hystart-delay"`).
+    Detector(&'static str),
+}
+
+impl fmt::Display for ExitReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExitReason::Threshold => write!(f, "threshold"),
+            ExitReason::Loss => write!(f, "loss"),
+            ExitReason::Timeout => write!(f, "timeout"),
+            ExitReason::Detector(name) => write!(f, "{name}"),
+        }
+    }
+}
+
+/// Events of `cwnd_event` (Linux `tcp_ca_event`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CwndEvent {
+    /// First transmission after the connection was idle.
+    TxStart,
+    /// The retransmission timer expired.
+    Loss,
+}
+
+/// The transmission control block: the part of the sender's state a controller reads and writes.
+#[derive(Clone, Debug)]
+pub struct Tcb {
+    /// Congestion window, segments.
+    pub cwnd: f64,
+    /// Slow-start threshold, segments (`f64::INFINITY` = unlimited).
+    pub ssthresh: f64,
+    /// Payload bytes per segment.
+    pub mss_bytes: u32,
+    /// Bytes on the wire per full segment (payload + header).
+    pub wire_bytes: u32,
+    /// Smoothed RTT (RFC 6298), once there is a sample.
+    pub srtt: Option<Duration>,
+    /// Smallest RTT sample seen.
+    pub min_rtt: Option<Duration>,
+    /// Most recent RTT sample.
+    pub latest_rtt: Option<Duration>,
+    /// First unacknowledged segment.
+    pub snd_una: u32,
+    /// One past the highest segment sent.
+    pub high_tx: u32,
+    /// Segments in the network (RFC 6675 "pipe": sent, not acked, not SACKed, not deemed lost,
+    /// plus retransmissions in flight).
+    pub in_flight: u32,
+    /// Segments delivered so far (acknowledged cumulatively or selectively).
+    pub delivered: u64,
+    pub ca_state: CaState,
+    /// Set by the controller to pace transmissions; `None` sends as fast as the window allows.
+    pub pacing_rate: Option<Rate>,
+    /// Set by a start-up detector when it ends slow start, so the exit is reported with its reason.
+    pub exit_reason_hint: Option<ExitReason>,
+    /// Whether the last transmissions were limited by cwnd (not by the application or rwnd).
+    pub cwnd_limited: bool,
+    /// Receiver's advertised window, segments.
+    pub rwnd: u32,
+}
+
+impl Tcb {
+    pub fn new(mss_bytes: u32, wire_bytes: u32, initial_window: f64, initial_ssthresh: f64) -> Self {
+        Tcb {
+            cwnd: initial_window,
+            ssthresh: initial_ssthresh,
+            mss_bytes,
+            wire_bytes,
+            srtt: None,
+            min_rtt: None,
+            latest_rtt: None,
+            snd_una: 0,
+            high_tx: 0,
+            in_flight: 0,
+            delivered: 0,
+            ca_state: CaState::Open,
+            pacing_rate: None,
+            exit_reason_hint: None,
+            cwnd_limited: true,
+            rwnd: u32::MAX,
+        }
+    }
+
+    /// Linux `tcp_in_slow_start`.
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// Segments between `snd_una` and `high_tx` (RFC 5681 FlightSize).
+    pub fn flight_size(&self) -> u32 {
+        self.high_tx - self.snd_una
+    }
+}
+
+/// What an ACK acknowledged, for `cong_avoid`.
+#[derive(Copy, Clone, Debug)]
+pub struct Ack {
+    /// Segments newly acknowledged cumulatively by this ACK.
+    pub acked: u32,
+    /// The cumulative ACK (next segment expected by the receiver).
+    pub ack_seq: u32,
+}
+
+/// Per-ACK sample for `pkts_acked` (Linux `struct ack_sample`).
+#[derive(Copy, Clone, Debug)]
+pub struct AckSample {
+    /// Segments newly delivered (cumulatively or selectively acknowledged).
+    pub acked: u32,
+    /// RTT measured on this ACK (Karn's rule: never from a retransmitted segment).
+    pub rtt: Option<Duration>,
+    /// `in_flight` before this ACK.
+    pub prior_in_flight: u32,
+}
+
+/// Delivery-rate sample for `cong_control` (after Linux `tcp_rate.c`, simplified: the interval is
+/// the ACK-side interval only).
+#[derive(Copy, Clone, Debug)]
+pub struct RateSample {
+    /// Segments delivered over `interval`.
+    pub delivered: u64,
+    pub interval: Duration,
+    /// `in_flight` before this ACK.
+    pub prior_in_flight: u32,
+    pub rtt: Option<Duration>,
+    /// Segments newly delivered by this ACK.
+    pub acked: u32,
+}
+
+impl RateSample {
+    /// Delivery rate in segments per second, if the interval is not zero.
+    pub fn segments_per_second(&self) -> Option<f64> {
+        (!self.interval.is_zero()).then(|| self.delivered as f64 / self.interval.as_secs_f64())
+    }
+}
+
+/// A congestion controller. See the module docs for when each hook fires.
+pub trait CongestionControl: fmt::Debug {
+    /// The connection is established; set initial state (cwnd and ssthresh are already set from
+    /// the scenario).
+    fn init(&mut self, _tcb: &mut Tcb, _now: Time) {}
+
+    /// A loss was detected; return the new ssthresh in segments. The sender then sets cwnd for
+    /// recovery itself (RFC 5681 / 6582 / 6675 rules).
+    fn ssthresh(&mut self, tcb: &mut Tcb, now: Time) -> f64;
+
+    /// An ACK advanced `snd_una` outside loss recovery (or after a timeout): grow cwnd.
+    fn cong_avoid(&mut self, tcb: &mut Tcb, ack: &Ack, now: Time);
+
+    /// The loss-recovery state changed to `state` (`tcb.ca_state` still holds the old one).
+    fn set_state(&mut self, _tcb: &mut Tcb, _state: CaState, _now: Time) {}
+
+    /// A discrete event of the sender.
+    fn cwnd_event(&mut self, _tcb: &mut Tcb, _event: CwndEvent, _now: Time) {}
+
+    /// Every ACK that delivers data, before `cong_avoid`.
+    fn pkts_acked(&mut self, _tcb: &mut Tcb, _sample: &AckSample, _now: Time) {}
+
+    /// A reduction was spurious: return the cwnd to restore.
+    fn undo_cwnd(&mut self, tcb: &mut Tcb) -> f64 {
+        tcb.cwnd
+    }
+
+    /// Controllers that set cwnd and pacing from delivery-rate samples implement this and return
+    /// `true`; `cong_avoid` is then not called.
+    fn cong_control(&mut self, _tcb: &mut Tcb, _rs: &RateSample, _now: Time) -> bool {
+        false
+    }
+}
+
+/// A slow-start (start-up) algorithm, used while `cwnd < ssthresh`.
+pub trait SlowStart: fmt::Debug {
+    /// The connection is established.
+    fn init(&mut self, _tcb: &mut Tcb, _now: Time) {}
+
+    /// Grow cwnd for an ACK while in slow start. Returns the acknowledged segments not used
+    /// because cwnd reached ssthresh; they go to congestion avoidance.
+    fn on_ack(&mut self, tcb: &mut Tcb, ack: &Ack, now: Time) -> u32;
+
+    /// Every ACK that delivers data (RTT samples for delay-based detectors).
+    fn pkts_acked(&mut self, _tcb: &mut Tcb, _sample: &AckSample, _now: Time) {}
+
+    /// The loss-recovery state changed.
+    fn set_state(&mut self, _tcb: &mut Tcb, _state: CaState, _now: Time) {}
+
+    /// A loss was detected; `ssthresh` is the controller's choice. A start-up algorithm may
+    /// replace it (Westwood's ERE-based ssthresh after a timeout, for example).
+    fn on_loss(&mut self, _tcb: &mut Tcb, ssthresh: f64, _now: Time) -> f64 {
+        ssthresh
+    }
+}
+
+/// A controller whose slow start is replaced by `startup`.
+#[derive(Debug)]
+pub struct WithStartup {
+    pub cc: Box<dyn CongestionControl>,
+    pub startup: Box<dyn SlowStart>,
+}
+
+impl CongestionControl for WithStartup {
+    fn init(&mut self, tcb: &mut Tcb, now: Time) {
+        self.cc.init(tcb, now);
+        self.startup.init(tcb, now);
+    }
+    fn ssthresh(&mut self, tcb: &mut Tcb, now: Time) -> f64 {
+        let s = self.cc.ssthresh(tcb, now);
+        self.startup.on_loss(tcb, s, now)
+    }
+    fn cong_avoid(&mut self, tcb: &mut Tcb, ack: &Ack, now: Time) {
+        let mut ack = *ack;
+        if tcb.in_slow_start() {
+            ack.acked = self.startup.on_ack(tcb, &ack, now);
+            if ack.acked == 0 {
+                return;
+            }
+        }
+        self.cc.cong_avoid(tcb, &ack, now);
+    }
+    fn set_state(&mut self, tcb: &mut Tcb, state: CaState, now: Time) {
+        self.startup.set_state(tcb, state, now);
+        self.cc.set_state(tcb, state, now);
+    }
+    fn cwnd_event(&mut self, tcb: &mut Tcb, event: CwndEvent, now: Time) {
+        self.cc.cwnd_event(tcb, event, now);
+    }
+    fn pkts_acked(&mut self, tcb: &mut Tcb, sample: &AckSample, now: Time) {
+        self.startup.pkts_acked(tcb, sample, now);
+        self.cc.pkts_acked(tcb, sample, now);
+    }
+    fn undo_cwnd(&mut self, tcb: &mut Tcb) -> f64 {
+        self.cc.undo_cwnd(tcb)
+    }
+    fn cong_control(&mut self, tcb: &mut Tcb, rs: &RateSample, now: Time) -> bool {
+        self.cc.cong_control(tcb, rs, now)
+    }
+}

@@ -1,0 +1,235 @@
+//! The catalogue of algorithms: names, parameters with their defaults, sources, and construction
+//! from a scenario's `cc` / `startup` fields.
+
+use super::reno::{Reno, RenoConfig};
+use super::slow_start::{Standard, StandardConfig};
+use super::{CongestionControl, SlowStart, WithStartup};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// Parameters as written in a scenario (`cc_params`, `startup_params`).
+pub type Params = serde_json::Map<String, serde_json::Value>;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Congestion control (avoidance and loss response, with its own slow start).
+    Cc,
+    /// A slow-start algorithm that can replace a controller's own.
+    Startup,
+}
+
+impl Role {
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Cc => "cc",
+            Role::Startup => "startup",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ParamInfo {
+    pub name: &'static str,
+    pub default: String,
+    pub description: &'static str,
+}
+
+#[derive(Clone, Debug)]
+pub struct AlgorithmInfo {
+    pub name: &'static str,
+    pub role: Role,
+    pub summary: &'static str,
+    pub source: &'static str,
+    pub params: Vec<ParamInfo>,
+}
+
+/// A configuration struct of an algorithm: its fields are the parameters, its `Default` the
+/// paper's constants; `PARAMS` describes each field in one line.
+pub trait AlgorithmConfig: Serialize + DeserializeOwned + Default {
+    const PARAMS: &'static [(&'static str, &'static str)];
+}
+
+impl AlgorithmConfig for RenoConfig {
+    const PARAMS: &'static [(&'static str, &'static str)] = &[
+        ("abc_limit", "RFC 3465 byte-counting limit L in segments; 0 counts ACKs (RFC 5681)"),
+        ("beta", "multiplicative decrease: ssthresh = max(FlightSize x beta, 2)"),
+    ];
+}
+
+impl AlgorithmConfig for StandardConfig {
+    const PARAMS: &'static [(&'static str, &'static str)] =
+        &[("abc_limit", "RFC 3465 byte-counting limit L in segments; 0 counts ACKs (RFC 5681)")];
+}
+
+/// Reads an algorithm's parameters, rejecting unknown names.
+pub fn parse<C: AlgorithmConfig>(params: &Params) -> Result<C, String> {
+    serde_json::from_value(serde_json::Value::Object(params.clone())).map_err(|e| e.to_string())
+}
+
+fn param_info<C: AlgorithmConfig>() -> Vec<ParamInfo> {
+    let defaults = serde_json::to_value(C::default()).expect("config serializes");
+    C::PARAMS
+        .iter()
+        .map(|&(name, description)| ParamInfo {
+            name,
+            default: defaults.get(name).map(|v| v.to_string()).unwrap_or_default(),
+            description,
+        })
+        .collect()
+}
+
+type BuildCc = fn(&Params) -> Result<Box<dyn CongestionControl>, String>;
+type BuildStartup = fn(&Params) -> Result<Box<dyn SlowStart>, String>;
+
+struct CcEntry {
+    name: &'static str,
+    summary: &'static str,
+    source: &'static str,
+    /// Loss recovery used when the scenario says `recovery = "auto"` and SACK is off.
+    recovery: &'static str,
+    params: fn() -> Vec<ParamInfo>,
+    build: BuildCc,
+}
+
+struct StartupEntry {
+    name: &'static str,
+    summary: &'static str,
+    source: &'static str,
+    params: fn() -> Vec<ParamInfo>,
+    build: BuildStartup,
+}
+
+fn build_reno(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
+    Ok(Box::new(Reno::new(parse(p)?)))
+}
+
+const CCS: &[CcEntry] = &[
+    CcEntry {
+        name: "reno",
+        summary: "AIMD with standard slow start; Reno fast recovery (leaves recovery on the first new ACK)",
+        source: "RFC 5681 §3",
+        recovery: "reno",
+        params: param_info::<RenoConfig>,
+        build: build_reno,
+    },
+    CcEntry {
+        name: "newreno",
+        summary: "AIMD with standard slow start; NewReno fast recovery (partial ACKs retransmit the next hole)",
+        source: "RFC 5681 §3, RFC 6582",
+        recovery: "newreno",
+        params: param_info::<RenoConfig>,
+        build: build_reno,
+    },
+];
+
+const STARTUPS: &[StartupEntry] = &[StartupEntry {
+    name: "slow-start",
+    summary: "standard slow start: cwnd += 1 segment per ACK, or min(acked, L) with byte counting",
+    source: "RFC 5681 §3.1, RFC 3465",
+    params: param_info::<StandardConfig>,
+    build: |p| Ok(Box::new(Standard::new(parse(p)?))),
+}];
+
+/// Every algorithm, controllers first.
+pub fn algorithms() -> Vec<AlgorithmInfo> {
+    let ccs = CCS.iter().map(|e| AlgorithmInfo {
+        name: e.name,
+        role: Role::Cc,
+        summary: e.summary,
+        source: e.source,
+        params: (e.params)(),
+    });
+    let startups = STARTUPS.iter().map(|e| AlgorithmInfo {
+        name: e.name,
+        role: Role::Startup,
+        summary: e.summary,
+        source: e.source,
+        params: (e.params)(),
+    });
+    ccs.chain(startups).collect()
+}
+
+/// The name `startup` takes to mean "the controller's own slow start".
+pub const DEFAULT_STARTUP: &str = "default";
+
+/// Which part of a flow's algorithm specification is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildError {
+    /// `"cc"`, `"cc_params"`, `"startup"` or `"startup_params"`.
+    pub field: &'static str,
+    pub message: String,
+}
+
+fn names<T>(entries: &[T], name: fn(&T) -> &'static str) -> String {
+    entries.iter().map(|e| format!("\"{}\"", name(e))).collect::<Vec<_>>().join(", ")
+}
+
+/// Builds the controller of a flow: `cc` with its parameters, its slow start replaced by
+/// `startup` unless that is `"default"`.
+pub fn build(
+    cc: &str,
+    cc_params: &Params,
+    startup: &str,
+    startup_params: &Params,
+) -> Result<Box<dyn CongestionControl>, BuildError> {
+    let entry = CCS.iter().find(|e| e.name == cc).ok_or_else(|| BuildError {
+        field: "cc",
+        message: format!("unknown congestion control \"{cc}\"; available: {}", names(CCS, |e| e.name)),
+    })?;
+    let controller =
+        (entry.build)(cc_params).map_err(|message| BuildError { field: "cc_params", message })?;
+    if startup == DEFAULT_STARTUP {
+        if !startup_params.is_empty() {
+            return Err(BuildError {
+                field: "startup_params",
+                message: "parameters given for the default slow start; set them in cc_params or name a startup".into(),
+            });
+        }
+        return Ok(controller);
+    }
+    let s = STARTUPS.iter().find(|e| e.name == startup).ok_or_else(|| BuildError {
+        field: "startup",
+        message: format!(
+            "unknown startup algorithm \"{startup}\"; available: \"default\", {}",
+            names(STARTUPS, |e| e.name)
+        ),
+    })?;
+    let startup = (s.build)(startup_params).map_err(|message| BuildError { field: "startup_params", message })?;
+    Ok(Box::new(WithStartup { cc: controller, startup }))
+}
+
+/// The loss recovery a controller uses by default (`recovery = "auto"` without SACK).
+pub fn default_recovery(cc: &str) -> &'static str {
+    CCS.iter().find(|e| e.name == cc).map(|e| e.recovery).unwrap_or("newreno")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_parameter_exists_with_a_default() {
+        for a in algorithms() {
+            for p in &a.params {
+                assert!(!p.default.is_empty(), "{} {} has no default", a.name, p.name);
+            }
+        }
+        // And every field of the configs is listed.
+        let reno_keys: Vec<String> =
+            serde_json::to_value(RenoConfig::default()).unwrap().as_object().unwrap().keys().cloned().collect();
+        let listed: Vec<String> = RenoConfig::PARAMS.iter().map(|p| p.0.to_string()).collect();
+        assert_eq!(reno_keys, listed);
+    }
+
+    #[test]
+    fn unknown_names_are_reported_with_the_alternatives() {
+        let e = build("cubicc", &Params::new(), "default", &Params::new()).unwrap_err();
+        assert_eq!(e.field, "cc");
+        assert!(e.message.contains("\"cubicc\"") && e.message.contains("\"newreno\""), "{}", e.message);
+        let mut bad = Params::new();
+        bad.insert("betta".into(), serde_json::json!(0.5));
+        let e = build("reno", &bad, "default", &Params::new()).unwrap_err();
+        assert_eq!(e.field, "cc_params");
+        assert!(e.message.contains("betta"), "{}", e.message);
+    }
+}

@@ -1,0 +1,868 @@
+//! Scenarios: parsing (TOML or JSON), validation and resolution, and building a [`Simulation`].
+//!
+//! [`resolve`] checks everything a run needs and returns the same scenario with every default
+//! filled in and every `BDP` converted to packets; [`build`] turns a resolved scenario into a
+//! simulation. Errors name the field as a dotted path (`flows[0].cc`), the value, and what is
+//! allowed.
+
+pub mod model;
+pub mod units;
+
+pub use model::*;
+
+use crate::cc::registry::{self, Params};
+use crate::measure::Report;
+use crate::net::topology::{self, DumbbellSpec, Duplex, ParkingLotSpec};
+use crate::net::{Discipline, DropTail, Limit, LinkParams, Network, NodeKind, Red, RedParams};
+use crate::rng::{streams, Rng};
+use crate::simulation::{ArrivalSpec, MeasureSpec, Simulation, TcpFlowSpec};
+use crate::tcp::{FlowSize, Recovery, TcpConfig};
+use crate::time::{Duration, Time};
+use crate::traffic::{OnOffDistribution, SizeDistribution, UdpPattern, UdpSource};
+use crate::units::Rate;
+use std::fmt;
+use units::{DurationText, Interval, Limitable, QueueLimit, RateText, SizeText, Window};
+
+/// A problem with a scenario: where (a dotted path, empty for the whole document) and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+fn err(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+    ScenarioError { path: path.into(), message: message.into() }
+}
+
+fn from_path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> ScenarioError {
+    let path = e.path().to_string();
+    let path = if path == "." { String::new() } else { path };
+    let message = e.inner().to_string();
+    // toml appends a rendering of the location; keep the first line.
+    let message = message.lines().next().unwrap_or_default().trim().to_string();
+    err(path, message)
+}
+
+/// Parses a scenario from its JSON form (what the Python package sends).
+pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(from_path_error)
+}
+
+/// Parses a scenario from TOML.
+pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
+    let de = toml::Deserializer::new(text);
+    serde_path_to_error::deserialize(de).map_err(from_path_error)
+}
+
+/// Parses, resolves, builds and runs a scenario given as JSON. Returns the resolved scenario and
+/// the report.
+pub fn run_json(text: &str) -> Result<(Scenario, Report), ScenarioError> {
+    let resolved = resolve(&from_json(text)?)?;
+    let sim = build(&resolved)?;
+    Ok((resolved, sim.run()))
+}
+
+// ----- defaults ----------------------------------------------------------------------------------
+
+const DEFAULT_NAME: &str = "scenario";
+const DEFAULT_SEED: u64 = 1;
+
+fn default_tcp() -> TcpSpec {
+    let c = TcpConfig::default();
+    TcpSpec {
+        mss: Some(SizeText(c.mss_bytes as u64)),
+        header: Some(SizeText(c.header_bytes as u64)),
+        ack_size: Some(SizeText(c.ack_bytes as u64)),
+        initial_window: Some(Window::Segments(c.initial_window)),
+        initial_ssthresh: Some(Limitable::Unlimited),
+        receive_window: Some(Limitable::Unlimited),
+        delayed_ack: Some(c.delayed_ack),
+        delayed_ack_timeout: Some(DurationText(c.delayed_ack_timeout)),
+        sack: Some(c.sack),
+        recovery: Some(RecoveryText::Auto),
+        dupack_threshold: Some(c.dupack_threshold),
+        min_rto: Some(DurationText(c.min_rto)),
+        max_rto: Some(DurationText(c.max_rto)),
+        initial_rto: Some(DurationText(c.initial_rto)),
+        clock_granularity: Some(DurationText(c.clock_granularity)),
+        handshake: Some(c.handshake),
+    }
+}
+
+/// `over`'s fields where set, else `base`'s.
+fn merge_tcp(over: &TcpSpec, base: &TcpSpec) -> TcpSpec {
+    macro_rules! pick {
+        ($($f:ident),*) => { TcpSpec { $($f: over.$f.clone().or(base.$f.clone())),* } };
+    }
+    pick!(
+        mss, header, ack_size, initial_window, initial_ssthresh, receive_window, delayed_ack, delayed_ack_timeout,
+        sack, recovery, dupack_threshold, min_rto, max_rto, initial_rto, clock_granularity, handshake
+    )
+}
+
+fn merge_link(over: &LinkSpec, base: &LinkSpec) -> LinkSpec {
+    macro_rules! pick {
+        ($($f:ident),*) => { LinkSpec { $($f: over.$f.clone().or(base.$f.clone())),* } };
+    }
+    pick!(rate, delay, reverse_rate, reverse_delay, queue, reverse_queue, loss, reverse_loss)
+}
+
+fn default_access() -> LinkSpec {
+    LinkSpec {
+        rate: Some(RateText(Rate::from_bps(1_000_000_000))),
+        delay: Some(DurationText(Duration::from_millis(1))),
+        queue: Some(droptail(QueueLimit::Packets(1000))),
+        ..LinkSpec::default()
+    }
+}
+
+fn droptail(limit: QueueLimit) -> QueueSpec {
+    QueueSpec { kind: QueueKind::Droptail, limit: Some(limit), min_th: None, max_th: None, max_p: None, w_q: None, gentle: None }
+}
+
+// ----- resolution --------------------------------------------------------------------------------
+
+/// Checks `s` and returns it with every default applied and BDP limits in packets.
+pub fn resolve(s: &Scenario) -> Result<Scenario, ScenarioError> {
+    let mut r = s.clone();
+    r.name = Some(s.name.clone().unwrap_or_else(|| DEFAULT_NAME.into()));
+    r.seed = Some(s.seed.unwrap_or(DEFAULT_SEED));
+    let duration = s.duration.0;
+    if duration.is_zero() {
+        return Err(err("duration", "must be longer than 0s"));
+    }
+    r.tcp = merge_tcp(&s.tcp, &default_tcp());
+    check_tcp(&r.tcp, "tcp")?;
+    r.topology = resolve_topology(&s.topology, &r.tcp)?;
+    let net = build_network(&r.topology, 0)?;
+    if s.flows.is_empty() {
+        return Err(err("flows", "at least one flow is required"));
+    }
+    r.flows = s
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| resolve_flow(f, i, &r, &net))
+        .collect::<Result<_, _>>()?;
+    r.measure = resolve_measure(&s.measure, &r, &net)?;
+    Ok(r)
+}
+
+fn check_tcp(t: &TcpSpec, path: &str) -> Result<(), ScenarioError> {
+    if t.mss.is_some_and(|m| m.0 > 1_000_000) {
+        return Err(err(format!("{path}.mss"), "must be at most 1000000B"));
+    }
+    if t.dupack_threshold == Some(0) {
+        return Err(err(format!("{path}.dupack_threshold"), "invalid value 0: expected at least 1"));
+    }
+    if let (Some(min), Some(max)) = (t.min_rto, t.max_rto) {
+        if min.0 > max.0 {
+            return Err(err(format!("{path}.min_rto"), format!("{} is above max_rto ({})", min.0, max.0)));
+        }
+    }
+    if t.initial_rto.is_some_and(|d| d.0.is_zero()) {
+        return Err(err(format!("{path}.initial_rto"), "must be longer than 0s"));
+    }
+    if t.recovery == Some(RecoveryText::Sack) && t.sack == Some(false) {
+        return Err(err(format!("{path}.recovery"), "\"sack\" recovery needs sack = true"));
+    }
+    Ok(())
+}
+
+fn not_for(field: &str, present: bool, kind: &str) -> Result<(), ScenarioError> {
+    if present {
+        Err(err(field, format!("not a field of kind = \"{kind}\"")))
+    } else {
+        Ok(())
+    }
+}
+
+fn resolve_topology(t: &Topology, tcp: &TcpSpec) -> Result<Topology, ScenarioError> {
+    let mut r = t.clone();
+    let access = merge_link(t.access.as_ref().unwrap_or(&LinkSpec::default()), &default_access());
+    check_link(&access, "topology.access")?;
+    let bottleneck_defaults = LinkSpec { queue: Some(droptail(QueueLimit::Bdp(1.0))), ..LinkSpec::default() };
+    let bottleneck = fill_directions(merge_link(&t.bottleneck, &bottleneck_defaults));
+    if bottleneck.rate.is_none() {
+        return Err(err("topology.bottleneck.rate", "required (e.g. rate = \"40Mbps\")"));
+    }
+    if bottleneck.delay.is_none() {
+        return Err(err("topology.bottleneck.delay", "required (e.g. delay = \"40ms\")"));
+    }
+    check_link(&bottleneck, "topology.bottleneck")?;
+    let access = fill_directions(access);
+    match t.kind {
+        TopologyKind::Dumbbell => {
+            let kind = "dumbbell";
+            not_for("topology.hops", t.hops.is_some(), kind)?;
+            not_for("topology.long_pairs", t.long_pairs.is_some(), kind)?;
+            not_for("topology.cross_pairs", t.cross_pairs.is_some(), kind)?;
+            not_for("topology.hop", t.hop.is_some(), kind)?;
+            let pairs = t.pairs.unwrap_or(1);
+            if pairs == 0 || pairs > 10_000 {
+                return Err(err("topology.pairs", format!("invalid value {pairs}: expected 1 to 10000")));
+            }
+            let given = t.pair.clone().unwrap_or_default();
+            if given.len() > pairs as usize {
+                return Err(err("topology.pair", format!("{} entries for {pairs} pairs", given.len())));
+            }
+            let mut list = Vec::new();
+            for i in 0..pairs as usize {
+                let p = given.get(i).cloned().unwrap_or_default();
+                let s = fill_directions(merge_link(&p.sender_access.unwrap_or_default(), &access));
+                let rcv = fill_directions(merge_link(&p.receiver_access.unwrap_or_default(), &access));
+                check_link(&s, &format!("topology.pair[{i}].sender_access"))?;
+                check_link(&rcv, &format!("topology.pair[{i}].receiver_access"))?;
+                list.push(PairSpec { sender_access: Some(s), receiver_access: Some(rcv) });
+            }
+            r.pairs = Some(pairs);
+            r.pair = Some(list);
+        }
+        TopologyKind::ParkingLot => {
+            let kind = "parking-lot";
+            not_for("topology.pairs", t.pairs.is_some(), kind)?;
+            not_for("topology.pair", t.pair.is_some(), kind)?;
+            let hops = t.hops.ok_or_else(|| err("topology.hops", "required for a parking lot (e.g. hops = 3)"))?;
+            if hops == 0 || hops > 1000 {
+                return Err(err("topology.hops", format!("invalid value {hops}: expected 1 to 1000")));
+            }
+            let given = t.hop.clone().unwrap_or_default();
+            if given.len() > hops as usize {
+                return Err(err("topology.hop", format!("{} entries for {hops} hops", given.len())));
+            }
+            let mut list = Vec::new();
+            for i in 0..hops as usize {
+                let h = fill_directions(merge_link(&given.get(i).cloned().unwrap_or_default(), &bottleneck));
+                check_link(&h, &format!("topology.hop[{i}]"))?;
+                list.push(h);
+            }
+            r.hops = Some(hops);
+            r.hop = Some(list);
+            r.long_pairs = Some(t.long_pairs.unwrap_or(1));
+            r.cross_pairs = Some(t.cross_pairs.unwrap_or(1));
+        }
+    }
+    r.bottleneck = bottleneck;
+    r.access = Some(access);
+
+    // "BDP" = bottleneck rate x reference RTT, in data packets on the wire.
+    let rtt = match t.bdp_rtt {
+        Some(d) => d.0,
+        None => first_path_rtt(&r),
+    };
+    r.bdp_rtt = Some(DurationText(rtt));
+    let wire = tcp.mss.unwrap().0 + tcp.header.unwrap().0;
+    let bdp_packets = r.bottleneck.rate.unwrap().0.bytes_in(rtt) as f64 / wire as f64;
+    let resolve_limit = |q: &mut Option<QueueSpec>| {
+        if let Some(QueueSpec { limit: Some(QueueLimit::Bdp(x)), .. }) = q {
+            let packets = (*x * bdp_packets).round().max(1.0) as u32;
+            q.as_mut().unwrap().limit = Some(QueueLimit::Packets(packets));
+        }
+    };
+    let mut links: Vec<&mut LinkSpec> = vec![&mut r.bottleneck];
+    if let Some(a) = r.access.as_mut() {
+        links.push(a);
+    }
+    for p in r.pair.iter_mut().flatten() {
+        links.extend(p.sender_access.as_mut());
+        links.extend(p.receiver_access.as_mut());
+    }
+    links.extend(r.hop.iter_mut().flatten());
+    for l in links {
+        resolve_limit(&mut l.queue);
+        resolve_limit(&mut l.reverse_queue);
+    }
+    Ok(r)
+}
+
+/// Reverse direction defaults to the forward one; RED parameters get their defaults.
+fn fill_directions(mut l: LinkSpec) -> LinkSpec {
+    l.reverse_rate = l.reverse_rate.or(l.rate);
+    l.reverse_delay = l.reverse_delay.or(l.delay);
+    l.queue = l.queue.map(fill_queue);
+    l.reverse_queue = l.reverse_queue.map(fill_queue).or(l.queue.clone());
+    l.loss = Some(l.loss.unwrap_or(0.0));
+    l.reverse_loss = Some(l.reverse_loss.unwrap_or(0.0));
+    l
+}
+
+fn fill_queue(mut q: QueueSpec) -> QueueSpec {
+    match q.kind {
+        QueueKind::Droptail => q.limit = q.limit.or(Some(QueueLimit::Bdp(1.0))),
+        QueueKind::Red => {
+            q.limit = q.limit.or(Some(QueueLimit::Bdp(1.0)));
+            q.min_th = q.min_th.or(Some(5.0));
+            q.max_th = q.max_th.or(Some(15.0));
+            q.max_p = q.max_p.or(Some(0.1));
+            q.w_q = q.w_q.or(Some(0.002));
+            q.gentle = q.gentle.or(Some(true));
+        }
+    }
+    q
+}
+
+fn check_link(l: &LinkSpec, path: &str) -> Result<(), ScenarioError> {
+    for (name, p) in [("loss", l.loss), ("reverse_loss", l.reverse_loss)] {
+        if let Some(p) = p {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(err(format!("{path}.{name}"), format!("invalid probability {p}: expected 0 to 1")));
+            }
+        }
+    }
+    for (name, q) in [("queue", &l.queue), ("reverse_queue", &l.reverse_queue)] {
+        let Some(q) = q else { continue };
+        let p = format!("{path}.{name}");
+        match q.kind {
+            QueueKind::Droptail => {
+                for (f, set) in [
+                    ("min_th", q.min_th.is_some()),
+                    ("max_th", q.max_th.is_some()),
+                    ("max_p", q.max_p.is_some()),
+                    ("w_q", q.w_q.is_some()),
+                    ("gentle", q.gentle.is_some()),
+                ] {
+                    not_for(&format!("{p}.{f}"), set, "droptail")?;
+                }
+            }
+            QueueKind::Red => {
+                let q = fill_queue(q.clone());
+                let (min, max, max_p, w_q) = (q.min_th.unwrap(), q.max_th.unwrap(), q.max_p.unwrap(), q.w_q.unwrap());
+                if !(min >= 0.0 && min < max) {
+                    return Err(err(format!("{p}.min_th"), format!("invalid thresholds min_th = {min}, max_th = {max}: expected 0 <= min_th < max_th")));
+                }
+                if !(max_p > 0.0 && max_p <= 1.0) {
+                    return Err(err(format!("{p}.max_p"), format!("invalid value {max_p}: expected 0 < max_p <= 1")));
+                }
+                if !(w_q > 0.0 && w_q <= 1.0) {
+                    return Err(err(format!("{p}.w_q"), format!("invalid value {w_q}: expected 0 < w_q <= 1")));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn round_trip(l: &LinkSpec) -> Duration {
+    l.delay.unwrap().0 + l.reverse_delay.unwrap().0
+}
+
+/// Round-trip propagation delay of s0 -> r0 (dumbbell) or ls0 -> lr0 (parking lot).
+fn first_path_rtt(t: &Topology) -> Duration {
+    match t.kind {
+        TopologyKind::Dumbbell => {
+            let p = &t.pair.as_ref().unwrap()[0];
+            round_trip(p.sender_access.as_ref().unwrap())
+                + round_trip(&t.bottleneck)
+                + round_trip(p.receiver_access.as_ref().unwrap())
+        }
+        TopologyKind::ParkingLot => {
+            let a = t.access.as_ref().unwrap();
+            t.hop.as_ref().unwrap().iter().fold(round_trip(a) * 2, |acc, h| acc + round_trip(h))
+        }
+    }
+}
+
+fn resolve_flow(f: &FlowSpec, i: usize, s: &Scenario, net: &Network) -> Result<FlowSpec, ScenarioError> {
+    let at = |field: &str| format!("flows[{i}].{field}");
+    let kind = f.kind.name();
+    let mut r = f.clone();
+    let duration = s.duration.0;
+
+    // Endpoints.
+    let (src, dst) = match (f.pair, &f.src, &f.dst) {
+        (Some(p), None, None) => {
+            if s.topology.kind != TopologyKind::Dumbbell {
+                return Err(err(at("pair"), "only on a dumbbell; name the hosts with src and dst"));
+            }
+            let pairs = s.topology.pairs.unwrap();
+            if p >= pairs {
+                return Err(err(at("pair"), format!("invalid pair {p}: the dumbbell has pairs 0 to {}", pairs - 1)));
+            }
+            (format!("s{p}"), format!("r{p}"))
+        }
+        (Some(_), _, _) => return Err(err(at("pair"), "give either pair or src and dst, not both")),
+        (None, Some(a), Some(b)) => (a.clone(), b.clone()),
+        (None, None, None) if s.topology.kind == TopologyKind::Dumbbell => ("s0".into(), "r0".into()),
+        (None, None, _) => return Err(err(at("src"), "required (the sending host)")),
+        (None, _, None) => return Err(err(at("dst"), "required (the receiving host)")),
+    };
+    for (field, name) in [("src", &src), ("dst", &dst)] {
+        match net.find_node(name) {
+            Some(n) if net.nodes[n as usize].kind == NodeKind::Host => {}
+            _ => {
+                let hosts: Vec<&str> =
+                    net.nodes.iter().filter(|n| n.kind == NodeKind::Host).map(|n| n.name.as_str()).collect();
+                let shown = if hosts.len() > 8 { format!("{}, …", hosts[..8].join(", ")) } else { hosts.join(", ") };
+                return Err(err(at(field), format!("unknown host \"{name}\"; hosts are {shown}")));
+            }
+        }
+    }
+    if src == dst {
+        return Err(err(at("dst"), format!("\"{dst}\" is also the source")));
+    }
+    r.pair = None;
+    r.src = Some(src);
+    r.dst = Some(dst);
+
+    let start = f.start.map_or(Duration::ZERO, |d| d.0);
+    if start >= duration {
+        return Err(err(at("start"), format!("{start} is not before the end of the run ({duration})")));
+    }
+    r.start = Some(DurationText(start));
+
+    let is_tcp = matches!(f.kind, FlowKind::Tcp | FlowKind::TcpArrivals);
+    let is_udp = matches!(f.kind, FlowKind::Cbr | FlowKind::OnOff);
+    for (field, set) in [
+        ("cc", f.cc.is_some()),
+        ("cc_params", f.cc_params.is_some()),
+        ("startup", f.startup.is_some()),
+        ("startup_params", f.startup_params.is_some()),
+        ("size", f.size.is_some()),
+        ("tcp", f.tcp.is_some()),
+    ] {
+        not_for(&at(field), set && !is_tcp, kind)?;
+    }
+    for (field, set) in [("rate", f.rate.is_some()), ("packet_size", f.packet_size.is_some())] {
+        not_for(&at(field), set && !is_udp, kind)?;
+    }
+    for (field, set) in [
+        ("on_time", f.on_time.is_some()),
+        ("off_time", f.off_time.is_some()),
+        ("distribution", f.distribution.is_some()),
+        ("shape", f.shape.is_some()),
+    ] {
+        not_for(&at(field), set && f.kind != FlowKind::OnOff, kind)?;
+    }
+    not_for(&at("mean_interarrival"), f.mean_interarrival.is_some() && f.kind != FlowKind::TcpArrivals, kind)?;
+    not_for(&at("stop"), f.stop.is_some() && f.kind == FlowKind::Tcp, kind)?;
+    not_for(&at("count"), f.count.is_some() && f.kind == FlowKind::TcpArrivals, kind)?;
+    not_for(&at("stagger"), f.stagger.is_some() && f.kind == FlowKind::TcpArrivals, kind)?;
+
+    if f.kind != FlowKind::TcpArrivals {
+        let count = f.count.unwrap_or(1);
+        if count == 0 || count > 100_000 {
+            return Err(err(at("count"), format!("invalid value {count}: expected 1 to 100000")));
+        }
+        r.count = Some(count);
+        r.stagger = Some(f.stagger.unwrap_or(DurationText(Duration::ZERO)));
+    }
+    if f.kind != FlowKind::Tcp {
+        let stop = f.stop.map_or(duration, |d| d.0);
+        if stop <= start {
+            return Err(err(at("stop"), format!("{stop} is not after the start ({start})")));
+        }
+        r.stop = Some(DurationText(stop));
+    }
+
+    if is_tcp {
+        let cc = f.cc.clone().unwrap_or_else(|| "newreno".into());
+        let startup = f.startup.clone().unwrap_or_else(|| registry::DEFAULT_STARTUP.into());
+        let cc_params = f.cc_params.clone().unwrap_or_default();
+        let startup_params = f.startup_params.clone().unwrap_or_default();
+        registry::build(&cc, &cc_params, &startup, &startup_params).map_err(|e| err(at(e.field), e.message))?;
+        r.cc = Some(cc);
+        r.startup = Some(startup);
+        r.cc_params = Some(cc_params);
+        r.startup_params = Some(startup_params);
+        let merged = merge_tcp(f.tcp.as_ref().unwrap_or(&TcpSpec::default()), &s.tcp);
+        check_tcp(&merged, &at("tcp"))?;
+        if merged.recovery == Some(RecoveryText::Sack) && merged.sack != Some(true) {
+            return Err(err(at("tcp.recovery"), "\"sack\" recovery needs sack = true"));
+        }
+        match (f.kind, &f.size) {
+            (FlowKind::Tcp, None) => r.size = Some(FlowSizeSpec::Fixed(Limitable::Unlimited)),
+            (FlowKind::Tcp, Some(FlowSizeSpec::Fixed(_))) => {}
+            (FlowKind::Tcp, Some(FlowSizeSpec::Distribution(_))) => {
+                return Err(err(at("size"), "a size distribution is only allowed with kind = \"tcp-arrivals\""))
+            }
+            (_, Some(FlowSizeSpec::Distribution(d))) => {
+                r.size = Some(FlowSizeSpec::Distribution(check_size_distribution(d, &at("size"))?))
+            }
+            (_, _) => {
+                return Err(err(
+                    at("size"),
+                    "required for tcp-arrivals: a table such as { distribution = \"exponential\", mean = \"100KB\" }",
+                ))
+            }
+        }
+        if f.kind == FlowKind::TcpArrivals {
+            match f.mean_interarrival {
+                Some(d) if !d.0.is_zero() => {}
+                _ => return Err(err(at("mean_interarrival"), "required: a positive duration such as \"500ms\"")),
+            }
+        }
+    }
+    if is_udp {
+        if f.rate.is_none() {
+            return Err(err(at("rate"), "required (e.g. rate = \"20Mbps\")"));
+        }
+        r.packet_size = Some(f.packet_size.unwrap_or(SizeText(1000)));
+        if r.packet_size.unwrap().0 > 65_535 {
+            return Err(err(at("packet_size"), "must be at most 65535B"));
+        }
+    }
+    if f.kind == FlowKind::OnOff {
+        for (field, v) in [("on_time", f.on_time), ("off_time", f.off_time)] {
+            match v {
+                Some(d) if !d.0.is_zero() => {}
+                _ => return Err(err(at(field), "required: a positive duration such as \"500ms\"")),
+            }
+        }
+        let dist = f.distribution.unwrap_or(OnOffDistributionText::Exponential);
+        r.distribution = Some(dist);
+        if dist == OnOffDistributionText::Pareto {
+            let shape = f.shape.unwrap_or(1.5);
+            if shape <= 1.0 {
+                return Err(err(at("shape"), format!("invalid value {shape}: expected a Pareto shape above 1")));
+            }
+            r.shape = Some(shape);
+        } else {
+            not_for(&at("shape"), f.shape.is_some(), "on-off without distribution = \"pareto\"")?;
+        }
+    }
+    Ok(r)
+}
+
+fn check_size_distribution(d: &SizeDistributionSpec, path: &str) -> Result<SizeDistributionSpec, ScenarioError> {
+    let at = |f: &str| format!("{path}.{f}");
+    let mut r = d.clone();
+    let allowed: &[&str] = match d.distribution {
+        SizeDistributionKind::Fixed => &["value"],
+        SizeDistributionKind::Exponential => &["mean"],
+        SizeDistributionKind::Pareto => &["mean", "shape"],
+        SizeDistributionKind::LognormalPareto => &["mu", "sigma", "tail_fraction", "tail_shape", "tail_min"],
+    };
+    let present = [
+        ("value", d.value.is_some()),
+        ("mean", d.mean.is_some()),
+        ("shape", d.shape.is_some()),
+        ("mu", d.mu.is_some()),
+        ("sigma", d.sigma.is_some()),
+        ("tail_fraction", d.tail_fraction.is_some()),
+        ("tail_shape", d.tail_shape.is_some()),
+        ("tail_min", d.tail_min.is_some()),
+    ];
+    for (name, set) in present {
+        if set && !allowed.contains(&name) {
+            return Err(err(at(name), format!("not a parameter of this distribution; it takes {}", allowed.join(", "))));
+        }
+        if !set && allowed.contains(&name) && name != "shape" {
+            return Err(err(at(name), "required"));
+        }
+    }
+    if d.distribution == SizeDistributionKind::Pareto {
+        let shape = d.shape.unwrap_or(1.5);
+        if shape <= 1.0 {
+            return Err(err(at("shape"), format!("invalid value {shape}: expected a Pareto shape above 1")));
+        }
+        r.shape = Some(shape);
+    }
+    if let Some(f) = d.tail_fraction {
+        if !(0.0..=1.0).contains(&f) {
+            return Err(err(at("tail_fraction"), format!("invalid probability {f}: expected 0 to 1")));
+        }
+    }
+    if let Some(s) = d.tail_shape {
+        if s <= 0.0 {
+            return Err(err(at("tail_shape"), format!("invalid value {s}: expected a positive Pareto shape")));
+        }
+    }
+    if let Some(s) = d.sigma {
+        if s < 0.0 {
+            return Err(err(at("sigma"), format!("invalid value {s}: expected a non-negative standard deviation")));
+        }
+    }
+    Ok(r)
+}
+
+fn resolve_measure(m: &MeasureSpecText, s: &Scenario, net: &Network) -> Result<MeasureSpecText, ScenarioError> {
+    let mut r = m.clone();
+    r.interval = Some(m.interval.unwrap_or(Interval::Every(Duration::from_millis(10))));
+    r.flow_series = Some(m.flow_series.unwrap_or(true));
+    r.queue_series = Some(m.queue_series.unwrap_or(true));
+    let links = m.links.clone().unwrap_or_else(|| match s.topology.kind {
+        TopologyKind::Dumbbell => vec!["bottleneck".into()],
+        TopologyKind::ParkingLot => (0..s.topology.hops.unwrap()).map(|h| format!("hop{h}")).collect(),
+    });
+    for (i, name) in links.iter().enumerate() {
+        if net.find_link(name).is_none() {
+            return Err(err(format!("measure.links[{i}]"), unknown_link(name, net)));
+        }
+    }
+    r.links = Some(links);
+    for (i, w) in m.window.iter().enumerate() {
+        let at = |f: &str| format!("measure.window[{i}].{f}");
+        if net.find_link(&w.link).is_none() {
+            return Err(err(at("link"), unknown_link(&w.link, net)));
+        }
+        if w.from.0 >= w.to.0 {
+            return Err(err(at("to"), format!("{} is not after from ({})", w.to.0, w.from.0)));
+        }
+        if w.to.0 > s.duration.0 {
+            return Err(err(at("to"), format!("{} is after the end of the run ({})", w.to.0, s.duration.0)));
+        }
+    }
+    Ok(r)
+}
+
+fn unknown_link(name: &str, net: &Network) -> String {
+    let mut names: Vec<&str> = net.link_aliases.iter().filter(|a| !a.is_empty()).map(|a| a.as_str()).collect();
+    names.extend(net.link_names.iter().take(6).map(|n| n.as_str()));
+    format!("unknown link \"{name}\"; links are named like {}, …", names.join(", "))
+}
+
+// ----- building ----------------------------------------------------------------------------------
+
+fn discipline(q: &QueueSpec, rate: Rate, wire: u64, seed: u64, stream: &mut u64) -> Discipline {
+    let limit = match q.limit.expect("resolved") {
+        QueueLimit::Packets(p) => Limit::Packets(p),
+        QueueLimit::Bytes(b) => Limit::Bytes(b),
+        QueueLimit::Bdp(_) => unreachable!("BDP limits are resolved to packets"),
+    };
+    match q.kind {
+        QueueKind::Droptail => Discipline::DropTail(DropTail { limit }),
+        QueueKind::Red => {
+            *stream += 1;
+            Discipline::Red(Red::new(
+                RedParams {
+                    limit,
+                    min_th: q.min_th.unwrap(),
+                    max_th: q.max_th.unwrap(),
+                    max_p: q.max_p.unwrap(),
+                    w_q: q.w_q.unwrap(),
+                    gentle: q.gentle.unwrap(),
+                },
+                rate.transmit_time(wire),
+                Rng::stream(seed, streams::QUEUE + *stream),
+            ))
+        }
+    }
+}
+
+fn duplex(l: &LinkSpec, wire: u64, seed: u64, stream: &mut u64) -> Duplex {
+    let (rate, reverse_rate) = (l.rate.unwrap().0, l.reverse_rate.unwrap().0);
+    Duplex {
+        forward: LinkParams {
+            rate,
+            delay: l.delay.unwrap().0,
+            discipline: discipline(l.queue.as_ref().unwrap(), rate, wire, seed, stream),
+            loss: l.loss.unwrap(),
+        },
+        reverse: LinkParams {
+            rate: reverse_rate,
+            delay: l.reverse_delay.unwrap().0,
+            discipline: discipline(l.reverse_queue.as_ref().unwrap(), reverse_rate, wire, seed, stream),
+            loss: l.reverse_loss.unwrap(),
+        },
+    }
+}
+
+fn build_network(t: &Topology, seed: u64) -> Result<Network, ScenarioError> {
+    // RED's idle-time correction uses the transmission time of a typical (1000-byte) packet.
+    let wire = 1000;
+    let mut stream = 0;
+    Ok(match t.kind {
+        TopologyKind::Dumbbell => {
+            let pairs = t.pair.as_ref().expect("resolved");
+            let spec = DumbbellSpec {
+                bottleneck: duplex(&t.bottleneck, wire, seed, &mut stream),
+                sender_access: pairs
+                    .iter()
+                    .map(|p| duplex(p.sender_access.as_ref().unwrap(), wire, seed, &mut stream))
+                    .collect(),
+                receiver_access: pairs
+                    .iter()
+                    .map(|p| duplex(p.receiver_access.as_ref().unwrap(), wire, seed, &mut stream))
+                    .collect(),
+            };
+            topology::dumbbell(&spec, seed)
+        }
+        TopologyKind::ParkingLot => {
+            let spec = ParkingLotSpec {
+                hops: t.hop.as_ref().unwrap().iter().map(|h| duplex(h, wire, seed, &mut stream)).collect(),
+                long_pairs: t.long_pairs.unwrap() as usize,
+                cross_pairs: t.cross_pairs.unwrap() as usize,
+                access: duplex(t.access.as_ref().unwrap(), wire, seed, &mut stream),
+            };
+            topology::parking_lot(&spec, seed)
+        }
+    })
+}
+
+/// The engine's TCP settings for a flow of a resolved scenario.
+pub fn tcp_config(t: &TcpSpec, cc: &str) -> TcpConfig {
+    let mss = t.mss.unwrap().0 as u32;
+    let sack = t.sack.unwrap();
+    let recovery = match t.recovery.unwrap() {
+        RecoveryText::Reno => Recovery::Reno,
+        RecoveryText::Newreno => Recovery::NewReno,
+        RecoveryText::Sack => Recovery::Sack,
+        RecoveryText::Auto if sack => Recovery::Sack,
+        RecoveryText::Auto => match registry::default_recovery(cc) {
+            "reno" => Recovery::Reno,
+            _ => Recovery::NewReno,
+        },
+    };
+    TcpConfig {
+        mss_bytes: mss,
+        header_bytes: t.header.unwrap().0 as u32,
+        ack_bytes: t.ack_size.unwrap().0 as u32,
+        initial_window: t.initial_window.unwrap().segments(mss),
+        initial_ssthresh: match t.initial_ssthresh.unwrap() {
+            Limitable::Unlimited => f64::INFINITY,
+            Limitable::Is(Window::Segments(n)) => n as f64,
+            Limitable::Is(Window::Bytes(b)) => b as f64 / mss as f64,
+        },
+        receive_window: match t.receive_window.unwrap() {
+            Limitable::Unlimited => u32::MAX,
+            Limitable::Is(Window::Segments(n)) => n,
+            Limitable::Is(Window::Bytes(b)) => (b / mss as u64).clamp(1, u32::MAX as u64 - 1) as u32,
+        },
+        delayed_ack: t.delayed_ack.unwrap(),
+        delayed_ack_timeout: t.delayed_ack_timeout.unwrap().0,
+        sack,
+        recovery,
+        dupack_threshold: t.dupack_threshold.unwrap(),
+        min_rto: t.min_rto.unwrap().0,
+        max_rto: t.max_rto.unwrap().0,
+        initial_rto: t.initial_rto.unwrap().0,
+        clock_granularity: t.clock_granularity.unwrap().0,
+        handshake: t.handshake.unwrap(),
+    }
+}
+
+fn size_distribution(d: &SizeDistributionSpec) -> SizeDistribution {
+    match d.distribution {
+        SizeDistributionKind::Fixed => SizeDistribution::Fixed { bytes: d.value.unwrap().0 },
+        SizeDistributionKind::Exponential => SizeDistribution::Exponential { mean_bytes: d.mean.unwrap().0 as f64 },
+        SizeDistributionKind::Pareto => {
+            SizeDistribution::Pareto { mean_bytes: d.mean.unwrap().0 as f64, shape: d.shape.unwrap() }
+        }
+        SizeDistributionKind::LognormalPareto => SizeDistribution::LognormalPareto {
+            mu: d.mu.unwrap(),
+            sigma: d.sigma.unwrap(),
+            tail_fraction: d.tail_fraction.unwrap(),
+            tail_shape: d.tail_shape.unwrap(),
+            tail_min_bytes: d.tail_min.unwrap().0 as f64,
+        },
+    }
+}
+
+/// Builds the simulation of a resolved scenario.
+pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
+    let seed = s.seed.unwrap_or(DEFAULT_SEED);
+    let net = build_network(&s.topology, seed)?;
+    let end = Time::ZERO + s.duration.0;
+    let m = &s.measure;
+    let link = |name: &str| net.find_link(name).expect("resolved link name");
+    let measure = MeasureSpec {
+        interval: match m.interval.expect("resolved") {
+            Interval::Every(d) => Some(d),
+            Interval::Event => None,
+        },
+        flow_series: m.flow_series.unwrap(),
+        queue_series: m.queue_series.unwrap(),
+        links: m.links.as_ref().unwrap().iter().map(|n| link(n)).collect(),
+        windows: m.window.iter().map(|w| (link(&w.link), Time::ZERO + w.from.0, Time::ZERO + w.to.0)).collect(),
+    };
+    let node = |name: &Option<String>| net.find_node(name.as_deref().unwrap()).expect("resolved host");
+    let flows: Vec<(FlowSpec, u32, u32)> = s.flows.iter().map(|f| (f.clone(), node(&f.src), node(&f.dst))).collect();
+    let mut sim = Simulation::new(net, end, seed, measure);
+    for (i, (f, src, dst)) in flows.into_iter().enumerate() {
+        let start = f.start.unwrap().0;
+        let at = |e: registry::BuildError| err(format!("flows[{i}].{}", e.field), e.message);
+        match f.kind {
+            FlowKind::Tcp | FlowKind::TcpArrivals => {
+                let cc = f.cc.clone().unwrap();
+                let merged = merge_tcp(f.tcp.as_ref().unwrap_or(&TcpSpec::default()), &s.tcp);
+                let cfg = tcp_config(&merged, &cc);
+                let startup = f.startup.clone().unwrap();
+                let base_label = f.label.clone().unwrap_or_else(|| {
+                    if startup == registry::DEFAULT_STARTUP {
+                        cc.clone()
+                    } else {
+                        format!("{cc}+{startup}")
+                    }
+                });
+                let template = |label: String, size: FlowSize, start: Duration| TcpFlowSpec {
+                    label,
+                    src,
+                    dst,
+                    cfg: cfg.clone(),
+                    size,
+                    start: Time::ZERO + start,
+                    cc: cc.clone(),
+                    cc_params: f.cc_params.clone().unwrap_or_else(Params::new),
+                    startup: startup.clone(),
+                    startup_params: f.startup_params.clone().unwrap_or_else(Params::new),
+                };
+                if f.kind == FlowKind::Tcp {
+                    let size = match f.size.as_ref().unwrap() {
+                        FlowSizeSpec::Fixed(Limitable::Unlimited) => FlowSize::UNLIMITED,
+                        FlowSizeSpec::Fixed(Limitable::Is(w)) => {
+                            let bytes = match *w {
+                                Window::Bytes(b) => b,
+                                Window::Segments(n) => n as u64 * cfg.mss_bytes as u64,
+                            };
+                            FlowSize::from_bytes(bytes, cfg.mss_bytes)
+                        }
+                        FlowSizeSpec::Distribution(_) => unreachable!("checked by resolve"),
+                    };
+                    let count = f.count.unwrap();
+                    let stagger = f.stagger.unwrap().0;
+                    for k in 0..count {
+                        let label = if count > 1 { format!("{base_label}#{k}") } else { base_label.clone() };
+                        sim.add_tcp_flow(template(label, size, start + stagger * k as u64)).map_err(at)?;
+                    }
+                } else {
+                    let FlowSizeSpec::Distribution(d) = f.size.as_ref().unwrap() else { unreachable!() };
+                    sim.add_arrivals(ArrivalSpec {
+                        template: template(base_label, FlowSize::UNLIMITED, start),
+                        mean_interarrival: f.mean_interarrival.unwrap().0,
+                        start: Time::ZERO + start,
+                        stop: Time::ZERO + f.stop.unwrap().0,
+                        sizes: size_distribution(d),
+                    })
+                    .map_err(at)?;
+                }
+            }
+            FlowKind::Cbr | FlowKind::OnOff => {
+                let pattern = match f.kind {
+                    FlowKind::Cbr => UdpPattern::Cbr,
+                    _ => UdpPattern::OnOff {
+                        mean_on: f.on_time.unwrap().0,
+                        mean_off: f.off_time.unwrap().0,
+                        distribution: match f.distribution.unwrap() {
+                            OnOffDistributionText::Constant => OnOffDistribution::Constant,
+                            OnOffDistributionText::Exponential => OnOffDistribution::Exponential,
+                            OnOffDistributionText::Pareto => OnOffDistribution::Pareto { shape: f.shape.unwrap() },
+                        },
+                    },
+                };
+                let stop = Time::ZERO + f.stop.unwrap().0;
+                let stagger = f.stagger.unwrap().0;
+                for k in 0..f.count.unwrap() {
+                    let pattern = pattern.clone();
+                    let rate = f.rate.unwrap().0;
+                    let bytes = f.packet_size.unwrap().0 as u32;
+                    let t0 = Time::ZERO + start + stagger * k as u64;
+                    sim.add_udp_source(|id, rng| UdpSource::new(id, src, dst, rate, bytes, t0, stop, pattern, rng));
+                }
+            }
+        }
+    }
+    Ok(sim)
+}

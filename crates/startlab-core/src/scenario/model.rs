@@ -1,0 +1,330 @@
+//! The scenario file format (docs/scenario.md is its reference).
+//!
+//! Every struct denies unknown fields. Fields that have defaults are `Option`s here and are
+//! filled in by [`super::resolve`]; a resolved scenario serializes with every field present.
+//! Sections whose fields depend on a `kind` (topology, flows, queues) are flat structs checked per
+//! kind during resolution, so that errors keep their full path (`flows[2].rate`).
+
+use super::units::{DurationText, Interval, Limitable, QueueLimit, RateText, SizeText, Window};
+use crate::cc::registry::Params;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    pub duration: DurationText,
+    pub topology: Topology,
+    #[serde(default)]
+    pub tcp: TcpSpec,
+    pub flows: Vec<FlowSpec>,
+    #[serde(default)]
+    pub measure: MeasureSpecText,
+}
+
+#[derive(Copy, Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum TopologyKind {
+    Dumbbell,
+    ParkingLot,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    pub kind: TopologyKind,
+    /// RTT that defines "BDP"; default: round-trip propagation delay of the first path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bdp_rtt: Option<DurationText>,
+    pub bottleneck: LinkSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<LinkSpec>,
+    // dumbbell
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair: Option<Vec<PairSpec>>,
+    // parking lot
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hops: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_pairs: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_pairs: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hop: Option<Vec<LinkSpec>>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PairSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_access: Option<LinkSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver_access: Option<LinkSpec>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_rate: Option<RateText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_delay: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_queue: Option<QueueSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_loss: Option<f64>,
+}
+
+#[derive(Copy, Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum QueueKind {
+    Droptail,
+    Red,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSpec {
+    pub kind: QueueKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<QueueLimit>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_th: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_th: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_p: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub w_q: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gentle: Option<bool>,
+}
+
+#[derive(Copy, Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecoveryText {
+    Auto,
+    Reno,
+    Newreno,
+    Sack,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mss: Option<SizeText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<SizeText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_size: Option<SizeText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_window: Option<Window>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_ssthresh: Option<Limitable>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive_window: Option<Limitable>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delayed_ack: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delayed_ack_timeout: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sack: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<RecoveryText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dupack_threshold: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_rto: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rto: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_rto: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_granularity: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handshake: Option<bool>,
+}
+
+#[derive(Copy, Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlowKind {
+    #[default]
+    Tcp,
+    Cbr,
+    OnOff,
+    TcpArrivals,
+}
+
+impl FlowKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowKind::Tcp => "tcp",
+            FlowKind::Cbr => "cbr",
+            FlowKind::OnOff => "on-off",
+            FlowKind::TcpArrivals => "tcp-arrivals",
+        }
+    }
+}
+
+/// A TCP flow's size: `"unlimited"` or bytes; for `tcp-arrivals`, a distribution.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum FlowSizeSpec {
+    Fixed(Limitable),
+    Distribution(SizeDistributionSpec),
+}
+
+impl<'de> Deserialize<'de> for FlowSizeSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, value::MapAccessDeserializer, IntoDeserializer, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = FlowSizeSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("\"unlimited\", a size such as \"100KB\", or a size distribution table")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<FlowSizeSpec, E> {
+                let d: de::value::StrDeserializer<E> = v.into_deserializer();
+                Limitable::deserialize(d).map(FlowSizeSpec::Fixed)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<FlowSizeSpec, E> {
+                Err(E::custom(format!("invalid size {v}: write it with a unit, such as \"{v}B\"")))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<FlowSizeSpec, E> {
+                Err(E::custom(format!("invalid size {v}: expected a positive size with a unit, such as \"100KB\"")))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<FlowSizeSpec, A::Error> {
+                SizeDistributionSpec::deserialize(MapAccessDeserializer::new(map)).map(FlowSizeSpec::Distribution)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Copy, Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum SizeDistributionKind {
+    Fixed,
+    Exponential,
+    Pareto,
+    LognormalPareto,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SizeDistributionSpec {
+    pub distribution: SizeDistributionKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<SizeText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean: Option<SizeText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mu: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sigma: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_fraction: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_shape: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_min: Option<SizeText>,
+}
+
+#[derive(Copy, Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum OnOffDistributionText {
+    Exponential,
+    Pareto,
+    Constant,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    #[serde(default)]
+    pub kind: FlowKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stagger: Option<DurationText>,
+    // TCP
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc_params: Option<Params>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_params: Option<Params>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<FlowSizeSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpSpec>,
+    // UDP
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packet_size: Option<SizeText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_time: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_time: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<OnOffDistributionText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<f64>,
+    // arrivals
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_interarrival: Option<DurationText>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MeasureSpecText {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Interval>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_series: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_series: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub links: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub window: Vec<WindowSpec>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct WindowSpec {
+    pub link: String,
+    pub from: DurationText,
+    pub to: DurationText,
+}

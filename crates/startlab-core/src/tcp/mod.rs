@@ -1,0 +1,150 @@
+//! A TCP sender and receiver that behave like a real stack: sliding window, cumulative and
+//! selective acknowledgements, delayed ACKs, fast retransmit with Reno / NewReno / SACK-based
+//! recovery, RFC 6298 retransmission timer, optional handshake and pacing.
+//!
+//! Both endpoints are clock-free (as quinn-proto): they never read a clock; every call gets `now`
+//! and returns the packets to send in an [`Outbox`]; the simulation asks them when their timers
+//! are due. Sequence numbers count segments, not bytes: every segment but the last of a finite
+//! flow carries `mss` bytes.
+
+pub mod intervals;
+pub mod receiver;
+pub mod rtt;
+pub mod sender;
+
+pub use receiver::TcpReceiver;
+pub use sender::TcpSender;
+
+use crate::net::Packet;
+use crate::time::Duration;
+
+/// Loss recovery after three duplicate ACKs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// RFC 5681 §3.2: fast retransmit, window inflation, leave on the first ACK of new data.
+    Reno,
+    /// RFC 6582: stay in recovery until everything outstanding at its start is acknowledged,
+    /// retransmitting on each partial ACK.
+    NewReno,
+    /// RFC 6675: a SACK scoreboard, the pipe estimate and NextSeg().
+    Sack,
+}
+
+/// Per-connection settings, resolved (every unit converted, every default applied).
+#[derive(Clone, Debug)]
+pub struct TcpConfig {
+    /// Payload bytes per segment.
+    pub mss_bytes: u32,
+    /// Header bytes added on the wire to every segment.
+    pub header_bytes: u32,
+    /// Wire size of a pure ACK, SYN or SYN-ACK.
+    pub ack_bytes: u32,
+    /// Initial cwnd, segments.
+    pub initial_window: u32,
+    /// Initial ssthresh, segments (`f64::INFINITY` = unlimited).
+    pub initial_ssthresh: f64,
+    /// Receiver's advertised window, segments (`u32::MAX` = unlimited).
+    pub receive_window: u32,
+    pub delayed_ack: bool,
+    pub delayed_ack_timeout: Duration,
+    /// The receiver sends SACK blocks.
+    pub sack: bool,
+    pub recovery: Recovery,
+    pub dupack_threshold: u32,
+    pub min_rto: Duration,
+    pub max_rto: Duration,
+    pub initial_rto: Duration,
+    pub clock_granularity: Duration,
+    pub handshake: bool,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss_bytes: 1000,
+            header_bytes: 40,
+            ack_bytes: 40,
+            initial_window: 1,
+            initial_ssthresh: f64::INFINITY,
+            receive_window: u32::MAX,
+            delayed_ack: false,
+            delayed_ack_timeout: Duration::from_millis(100),
+            sack: false,
+            recovery: Recovery::NewReno,
+            dupack_threshold: 3,
+            min_rto: Duration::from_millis(200),
+            max_rto: Duration::from_secs(60),
+            initial_rto: Duration::from_secs(1),
+            clock_granularity: Duration::from_millis(1),
+            handshake: false,
+        }
+    }
+}
+
+/// How much a connection carries.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct FlowSize {
+    /// Number of segments (`u32::MAX` for an unlimited flow).
+    pub segments: u32,
+    /// Payload of the last segment.
+    pub last_segment_bytes: u32,
+}
+
+impl FlowSize {
+    pub const UNLIMITED: FlowSize = FlowSize { segments: u32::MAX, last_segment_bytes: 0 };
+
+    pub fn from_bytes(bytes: u64, mss: u32) -> Self {
+        if bytes == 0 {
+            return FlowSize { segments: 0, last_segment_bytes: 0 };
+        }
+        let segments = bytes.div_ceil(mss as u64);
+        assert!(segments < u32::MAX as u64, "flow too large: {bytes} bytes");
+        let last = bytes - (segments - 1) * mss as u64;
+        FlowSize { segments: segments as u32, last_segment_bytes: last as u32 }
+    }
+
+    pub fn is_unlimited(self) -> bool {
+        self.segments == u32::MAX
+    }
+
+    /// Payload bytes of segment `seq`.
+    pub fn payload(self, seq: u32, mss: u32) -> u32 {
+        if !self.is_unlimited() && seq + 1 == self.segments {
+            self.last_segment_bytes
+        } else {
+            mss
+        }
+    }
+
+    pub fn total_bytes(self, mss: u32) -> Option<u64> {
+        (!self.is_unlimited()).then(|| {
+            if self.segments == 0 {
+                0
+            } else {
+                (self.segments as u64 - 1) * mss as u64 + self.last_segment_bytes as u64
+            }
+        })
+    }
+}
+
+/// Packets an endpoint wants sent, in order.
+#[derive(Default, Debug)]
+pub struct Outbox {
+    pub packets: Vec<Packet>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flow_size_counts_a_short_last_segment() {
+        let s = FlowSize::from_bytes(2500, 1000);
+        assert_eq!((s.segments, s.last_segment_bytes), (3, 500));
+        assert_eq!(s.payload(2, 1000), 500);
+        assert_eq!(s.payload(1, 1000), 1000);
+        assert_eq!(s.total_bytes(1000), Some(2500));
+        let s = FlowSize::from_bytes(3000, 1000);
+        assert_eq!((s.segments, s.last_segment_bytes), (3, 1000));
+    }
+}

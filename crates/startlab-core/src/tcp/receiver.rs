@@ -1,0 +1,245 @@
+//! The receiving end: cumulative ACKs, delayed ACKs (RFC 5681 §4.2, RFC 1122) and SACK blocks
+//! (RFC 2018).
+
+use super::intervals::IntervalSet;
+use super::{FlowSize, Outbox, TcpConfig};
+use crate::net::{FlowId, NodeId, Packet, PacketKind, SackBlocks};
+use crate::time::Time;
+
+#[derive(Debug)]
+pub struct TcpReceiver {
+    flow: FlowId,
+    /// This host.
+    node: NodeId,
+    /// The sender's host.
+    peer: NodeId,
+    cfg: TcpConfig,
+    size: FlowSize,
+    /// Next segment expected in order.
+    rcv_nxt: u32,
+    /// Segments received above `rcv_nxt`.
+    out_of_order: IntervalSet,
+    /// Segments that triggered the last ACKs, most recent first (RFC 2018: the first block holds
+    /// the most recent segment, the following ones repeat recently reported blocks).
+    recent: [Option<u32>; 3],
+    /// In-order segments received since the last ACK.
+    unacked: u32,
+    delack_deadline: Option<Time>,
+    /// Payload bytes delivered in order to the application.
+    pub delivered_bytes: u64,
+    /// When the last byte of a finite flow arrived.
+    pub completed_at: Option<Time>,
+    pub acks_sent: u64,
+}
+
+impl TcpReceiver {
+    pub fn new(flow: FlowId, node: NodeId, peer: NodeId, cfg: TcpConfig, size: FlowSize) -> Self {
+        TcpReceiver {
+            flow,
+            node,
+            peer,
+            cfg,
+            size,
+            rcv_nxt: 0,
+            out_of_order: IntervalSet::new(),
+            recent: [None; 3],
+            unacked: 0,
+            delack_deadline: None,
+            delivered_bytes: 0,
+            completed_at: None,
+            acks_sent: 0,
+        }
+    }
+
+    pub fn rcv_nxt(&self) -> u32 {
+        self.rcv_nxt
+    }
+
+    /// A data segment or SYN arrived.
+    pub fn on_packet(&mut self, now: Time, pkt: &Packet, out: &mut Outbox) {
+        match pkt.kind {
+            PacketKind::Syn => out.packets.push(self.control(PacketKind::SynAck)),
+            PacketKind::Data => self.on_data(now, pkt.seq, out),
+            _ => {}
+        }
+    }
+
+    fn on_data(&mut self, now: Time, seq: u32, out: &mut Outbox) {
+        let mut immediate = !self.cfg.delayed_ack;
+        if seq == self.rcv_nxt {
+            let filled_hole = !self.out_of_order.is_empty();
+            self.deliver(seq + 1);
+            if let Some(end) = self.out_of_order.pop_starting_at(self.rcv_nxt) {
+                self.deliver(end);
+            }
+            self.unacked += 1;
+            // RFC 5681 §4.2: ACK at once when a segment fills a hole; otherwise every second
+            // full segment.
+            if filled_hole || self.unacked >= 2 {
+                immediate = true;
+            }
+        } else {
+            // Out of order (RFC 5681 §4.2: send a duplicate ACK at once) or a duplicate.
+            if seq > self.rcv_nxt {
+                self.out_of_order.insert(seq, seq + 1, |_, _| {});
+                self.recent = [Some(seq), self.recent[0], self.recent[1]];
+            }
+            immediate = true;
+        }
+        if self.completed_at.is_none() && !self.size.is_unlimited() && self.rcv_nxt >= self.size.segments {
+            self.completed_at = Some(now);
+            immediate = true;
+        }
+        if immediate {
+            self.send_ack(out);
+        } else if self.delack_deadline.is_none() {
+            self.delack_deadline = Some(now + self.cfg.delayed_ack_timeout);
+        }
+    }
+
+    fn deliver(&mut self, up_to: u32) {
+        for s in self.rcv_nxt..up_to {
+            self.delivered_bytes += self.size.payload(s, self.cfg.mss_bytes) as u64;
+        }
+        self.rcv_nxt = up_to;
+    }
+
+    /// The delayed-ACK timer is due.
+    pub fn on_timer(&mut self, now: Time, out: &mut Outbox) {
+        if matches!(self.delack_deadline, Some(d) if d <= now) {
+            self.send_ack(out);
+        }
+    }
+
+    pub fn next_timer(&self) -> Option<Time> {
+        self.delack_deadline
+    }
+
+    fn send_ack(&mut self, out: &mut Outbox) {
+        self.unacked = 0;
+        self.delack_deadline = None;
+        let mut ack = self.control(PacketKind::Ack);
+        ack.seq = self.rcv_nxt;
+        if self.cfg.sack && !self.out_of_order.is_empty() {
+            ack.sack = self.sack_blocks();
+            // SACK option: 2 bytes + 8 per block (RFC 2018 §3).
+            ack.wire_bytes += 2 + 8 * ack.sack.len as u32;
+        }
+        self.acks_sent += 1;
+        out.packets.push(ack);
+    }
+
+    fn sack_blocks(&self) -> SackBlocks {
+        let mut blocks = SackBlocks::default();
+        let add = |blocks: &mut SackBlocks, r: (u32, u32)| {
+            if !blocks.iter().any(|b| b == r) {
+                blocks.push(r);
+            }
+        };
+        for seg in self.recent.iter().flatten() {
+            if let Some(r) = self.out_of_order.find(*seg) {
+                add(&mut blocks, r);
+            }
+        }
+        // Fill the rest with the highest blocks not yet reported.
+        for &r in self.out_of_order.ranges().iter().rev() {
+            if blocks.len as usize == blocks.blocks.len() {
+                break;
+            }
+            add(&mut blocks, r);
+        }
+        blocks
+    }
+
+    fn control(&self, kind: PacketKind) -> Packet {
+        Packet {
+            flow: self.flow,
+            src: self.node,
+            dst: self.peer,
+            wire_bytes: self.cfg.ack_bytes,
+            kind,
+            seq: 0,
+            rwnd_segments: self.cfg.receive_window,
+            sack: SackBlocks::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Duration;
+
+    fn data(seq: u32) -> Packet {
+        Packet {
+            flow: 0,
+            src: 0,
+            dst: 1,
+            wire_bytes: 1040,
+            kind: PacketKind::Data,
+            seq,
+            rwnd_segments: 0,
+            sack: SackBlocks::default(),
+        }
+    }
+
+    fn receiver(delayed: bool, sack: bool) -> TcpReceiver {
+        let cfg = TcpConfig { delayed_ack: delayed, sack, ..TcpConfig::default() };
+        TcpReceiver::new(0, 1, 0, cfg, FlowSize::from_bytes(10_000, 1000))
+    }
+
+    #[test]
+    fn acks_every_segment_by_default() {
+        let mut r = receiver(false, false);
+        let mut out = Outbox::default();
+        r.on_packet(Time::ZERO, &data(0), &mut out);
+        r.on_packet(Time::ZERO, &data(1), &mut out);
+        let acks: Vec<u32> = out.packets.iter().map(|p| p.seq).collect();
+        assert_eq!(acks, [1, 2]);
+    }
+
+    #[test]
+    fn delayed_ack_every_second_segment_or_on_timeout() {
+        let mut r = receiver(true, false);
+        let mut out = Outbox::default();
+        r.on_packet(Time::ZERO, &data(0), &mut out);
+        assert!(out.packets.is_empty());
+        assert_eq!(r.next_timer(), Some(Time::ZERO + Duration::from_millis(100)));
+        r.on_packet(Time::ZERO, &data(1), &mut out);
+        assert_eq!(out.packets.len(), 1);
+        assert_eq!(out.packets[0].seq, 2);
+        r.on_packet(Time::ZERO, &data(2), &mut out);
+        r.on_timer(Time::ZERO + Duration::from_millis(100), &mut out);
+        assert_eq!(out.packets.last().unwrap().seq, 3);
+    }
+
+    #[test]
+    fn out_of_order_gets_an_immediate_duplicate_ack_with_sack() {
+        let mut r = receiver(true, true);
+        let mut out = Outbox::default();
+        r.on_packet(Time::ZERO, &data(0), &mut out);
+        r.on_packet(Time::ZERO, &data(1), &mut out);
+        r.on_packet(Time::ZERO, &data(3), &mut out);
+        r.on_packet(Time::ZERO, &data(5), &mut out);
+        let last = out.packets.last().unwrap();
+        assert_eq!(last.seq, 2);
+        let blocks: Vec<_> = last.sack.iter().collect();
+        assert_eq!(blocks, [(5, 6), (3, 4)]);
+        assert_eq!(last.wire_bytes, 40 + 2 + 16);
+        // Filling the hole acknowledges everything up to the next hole at once.
+        r.on_packet(Time::ZERO, &data(2), &mut out);
+        assert_eq!(out.packets.last().unwrap().seq, 4);
+        assert_eq!(r.delivered_bytes, 4000);
+    }
+
+    #[test]
+    fn completion_is_the_arrival_of_the_last_byte() {
+        let cfg = TcpConfig::default();
+        let mut r = TcpReceiver::new(0, 1, 0, cfg, FlowSize::from_bytes(1500, 1000));
+        let mut out = Outbox::default();
+        r.on_packet(Time::from_nanos(5), &data(0), &mut out);
+        r.on_packet(Time::from_nanos(9), &data(1), &mut out);
+        assert_eq!(r.completed_at, Some(Time::from_nanos(9)));
+        assert_eq!(r.delivered_bytes, 1500);
+    }
+}

@@ -1,0 +1,737 @@
+//! The sending end: window, scoreboard, loss recovery and the retransmission timer.
+//!
+//! Accounting follows Linux `tcp_packets_in_flight` and RFC 6675's pipe:
+//! `in_flight = packets_out - sacked_out - lost_out + retrans_out`, with `packets_out =
+//! high_tx - snd_una`. With Reno and NewReno recovery nothing is SACKed, so `in_flight` is the
+//! RFC 5681 FlightSize and fast recovery inflates cwnd by one segment per duplicate ACK; with SACK
+//! recovery cwnd is not inflated and the pipe shrinks as segments are SACKed or deemed lost.
+
+use super::intervals::IntervalSet;
+use super::rtt::RttEstimator;
+use super::{FlowSize, Outbox, Recovery, TcpConfig};
+use crate::cc::{Ack, AckSample, CaState, CongestionControl, CwndEvent, ExitReason, Phase, RateSample, Tcb};
+use crate::net::{FlowId, NodeId, Packet, PacketKind, SackBlocks};
+use crate::time::{Duration, Time};
+use std::collections::VecDeque;
+
+/// What the sender remembers of each segment between `snd_una` and `high_tx`.
+#[derive(Copy, Clone, Debug)]
+struct SegState {
+    /// Last (re)transmission.
+    sent_at: Time,
+    /// `tcb.delivered` and the time of the last delivery when it was sent (rate sampling).
+    delivered_at_send: u64,
+    delivered_time_at_send: Time,
+    sacked: bool,
+    /// Deemed lost (by duplicate ACKs, SACK or a timeout) and not acknowledged since.
+    lost: bool,
+    /// A retransmission of this lost segment is in the network (counted in `retrans_out`).
+    retx_in_flight: bool,
+    /// Ever retransmitted (Karn's rule: no RTT sample from it).
+    retransmitted: bool,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum ConnState {
+    NotStarted,
+    SynSent,
+    Established,
+    Done,
+}
+
+/// Counters of one connection.
+#[derive(Clone, Debug, Default)]
+pub struct SenderStats {
+    /// Data segments sent, retransmissions included.
+    pub sent_packets: u64,
+    pub retransmissions: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+}
+
+/// The end of the first slow start.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct SlowStartExit {
+    pub time: Time,
+    /// cwnd when slow start ended (before any reduction), segments.
+    pub cwnd: f64,
+    pub reason: ExitReason,
+}
+
+#[derive(Debug)]
+pub struct TcpSender {
+    flow: FlowId,
+    node: NodeId,
+    peer: NodeId,
+    cfg: TcpConfig,
+    size: FlowSize,
+    pub tcb: Tcb,
+    cc: Box<dyn CongestionControl>,
+    state: ConnState,
+    segs: VecDeque<SegState>,
+    /// SACKed segments above `snd_una` (SACK recovery only).
+    sacked: IntervalSet,
+    sacked_out: u32,
+    lost_out: u32,
+    retrans_out: u32,
+    dupacks: u32,
+    /// RFC 6582 `recover` / RFC 6675 RecoveryPoint: `high_tx` when recovery began.
+    recover: u32,
+    /// RFC 6582 §3.2 step 5 ("Impatient"): the timer is reset on the first partial ACK only.
+    partial_ack_seen: bool,
+    /// No lost, not-yet-retransmitted segment lies below this.
+    retx_hint: u32,
+    /// The three highest SACKed segments, highest first (RFC 6675 IsLost with DupThresh = 3:
+    /// an unSACKed segment below the third is lost).
+    top_sacked: [Option<u32>; 3],
+    /// Unsacked segments below this have been checked by the SACK loss rule.
+    lost_mark_hint: u32,
+    rtt: RttEstimator,
+    rto_deadline: Option<Time>,
+    /// Earliest time the next segment may leave when paced.
+    pace_next: Time,
+    pace_blocked: bool,
+    syn_sent_at: Option<Time>,
+    syn_retransmitted: bool,
+    delivered_time: Time,
+    pub start_time: Time,
+    pub stats: SenderStats,
+    /// When the last segment of a finite flow was acknowledged.
+    pub completed_at: Option<Time>,
+    pub ss_exit: Option<SlowStartExit>,
+    /// Set when the segments acked by the last ACK included retransmissions (for tests / traces).
+    last_rtt_sample: Option<Duration>,
+}
+
+impl TcpSender {
+    pub fn new(
+        flow: FlowId,
+        node: NodeId,
+        peer: NodeId,
+        cfg: TcpConfig,
+        size: FlowSize,
+        cc: Box<dyn CongestionControl>,
+        start_time: Time,
+    ) -> Self {
+        let wire = cfg.mss_bytes + cfg.header_bytes;
+        let tcb = Tcb::new(cfg.mss_bytes, wire, cfg.initial_window as f64, cfg.initial_ssthresh);
+        let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.clock_granularity);
+        TcpSender {
+            flow,
+            node,
+            peer,
+            size,
+            tcb,
+            cc,
+            state: ConnState::NotStarted,
+            segs: VecDeque::new(),
+            sacked: IntervalSet::new(),
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            dupacks: 0,
+            recover: 0,
+            partial_ack_seen: false,
+            retx_hint: 0,
+            top_sacked: [None; 3],
+            lost_mark_hint: 0,
+            rtt,
+            rto_deadline: None,
+            pace_next: Time::ZERO,
+            pace_blocked: false,
+            syn_sent_at: None,
+            syn_retransmitted: false,
+            delivered_time: start_time,
+            start_time,
+            stats: SenderStats::default(),
+            completed_at: None,
+            ss_exit: None,
+            last_rtt_sample: None,
+            cfg,
+        }
+    }
+
+    // ----- observation -------------------------------------------------------------------
+
+    fn packets_out(&self) -> u32 {
+        self.tcb.high_tx - self.tcb.snd_una
+    }
+
+    /// Segments in the network (see the module docs).
+    pub fn in_flight(&self) -> u32 {
+        self.packets_out() - self.sacked_out - self.lost_out + self.retrans_out
+    }
+
+    pub fn phase(&self) -> Phase {
+        match (self.state, self.tcb.ca_state) {
+            (ConnState::Done, _) => Phase::Closed,
+            (_, CaState::Recovery) => Phase::Recovery,
+            (_, CaState::Loss) => Phase::Loss,
+            _ if self.tcb.in_slow_start() => Phase::SlowStart,
+            _ => Phase::CongestionAvoidance,
+        }
+    }
+
+    /// The sending host.
+    pub fn node(&self) -> NodeId {
+        self.node
+    }
+
+    /// The receiving host.
+    pub fn peer(&self) -> NodeId {
+        self.peer
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.state == ConnState::Done
+    }
+
+    pub fn is_started(&self) -> bool {
+        self.state != ConnState::NotStarted
+    }
+
+    pub fn srtt(&self) -> Option<Duration> {
+        self.rtt.srtt()
+    }
+
+    pub fn rto(&self) -> Duration {
+        self.rtt.rto()
+    }
+
+    pub fn last_rtt_sample(&self) -> Option<Duration> {
+        self.last_rtt_sample
+    }
+
+    pub fn size(&self) -> FlowSize {
+        self.size
+    }
+
+    /// When the sender next needs [`TcpSender::on_timer`].
+    pub fn next_timer(&self) -> Option<Time> {
+        let pace = self.pace_blocked.then_some(self.pace_next);
+        match (self.rto_deadline, pace) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    // ----- events --------------------------------------------------------------------------
+
+    /// The application opens the connection and starts writing.
+    pub fn start(&mut self, now: Time, out: &mut Outbox) {
+        debug_assert_eq!(self.state, ConnState::NotStarted);
+        if self.cfg.handshake {
+            self.state = ConnState::SynSent;
+            self.syn_sent_at = Some(now);
+            out.packets.push(self.control(PacketKind::Syn));
+            self.rto_deadline = Some(now + self.rtt.rto());
+        } else {
+            self.establish(now, out);
+        }
+    }
+
+    fn establish(&mut self, now: Time, out: &mut Outbox) {
+        self.state = ConnState::Established;
+        self.rto_deadline = None;
+        self.cc.init(&mut self.tcb, now);
+        self.cc.cwnd_event(&mut self.tcb, CwndEvent::TxStart, now);
+        if self.size.segments == 0 {
+            self.finish(now);
+            return;
+        }
+        self.try_send(now, out);
+    }
+
+    /// An ACK or SYN-ACK for this connection arrived.
+    pub fn on_packet(&mut self, now: Time, pkt: &Packet, out: &mut Outbox) {
+        match (pkt.kind, self.state) {
+            (PacketKind::SynAck, ConnState::SynSent) => {
+                // The handshake gives the first RTT sample (unless the SYN was retransmitted).
+                if !self.syn_retransmitted {
+                    let r = now - self.syn_sent_at.expect("SYN sent");
+                    self.take_rtt_sample(r);
+                }
+                self.tcb.rwnd = pkt.rwnd_segments;
+                self.establish(now, out);
+            }
+            (PacketKind::Ack, ConnState::Established) => self.on_ack(now, pkt, out),
+            _ => {}
+        }
+    }
+
+    /// A timer returned by [`TcpSender::next_timer`] is due.
+    pub fn on_timer(&mut self, now: Time, out: &mut Outbox) {
+        if matches!(self.rto_deadline, Some(d) if d <= now) {
+            self.on_rto(now, out);
+        }
+        if self.pace_blocked && self.pace_next <= now {
+            self.pace_blocked = false;
+            self.try_send(now, out);
+        }
+    }
+
+    fn take_rtt_sample(&mut self, r: Duration) {
+        self.rtt.on_sample(r);
+        self.tcb.srtt = self.rtt.srtt();
+        self.tcb.latest_rtt = Some(r);
+        self.tcb.min_rtt = Some(self.tcb.min_rtt.map_or(r, |m| m.min(r)));
+        self.last_rtt_sample = Some(r);
+    }
+
+    fn on_ack(&mut self, now: Time, pkt: &Packet, out: &mut Outbox) {
+        let ack = pkt.seq;
+        self.tcb.rwnd = pkt.rwnd_segments;
+        if ack < self.tcb.snd_una || ack > self.tcb.high_tx {
+            return; // old or invalid
+        }
+        let una_before = self.tcb.snd_una;
+        let prior_in_flight = self.in_flight();
+        let mut delivered: u32 = 0;
+        // The most recently sent segment this ACK delivers: RTT and rate samples come from it.
+        let mut newest: Option<SegState> = None;
+        let note = |s: &SegState, newest: &mut Option<SegState>| {
+            if newest.map_or(true, |n| s.sent_at >= n.sent_at) {
+                *newest = Some(*s);
+            }
+        };
+
+        if self.cfg.recovery == Recovery::Sack && !pkt.sack.is_empty() {
+            self.apply_sack(ack, &pkt.sack, &mut delivered, &mut |s, n| note(s, n), &mut newest);
+        }
+        if ack > una_before {
+            for _ in una_before..ack {
+                let s = self.segs.pop_front().expect("scoreboard covers snd_una..high_tx");
+                if s.sacked {
+                    self.sacked_out -= 1;
+                } else {
+                    delivered += 1;
+                    note(&s, &mut newest);
+                    if s.lost {
+                        self.lost_out -= 1;
+                    }
+                    if s.retx_in_flight {
+                        self.retrans_out -= 1;
+                    }
+                }
+            }
+            self.tcb.snd_una = ack;
+            self.sacked.remove_below(ack);
+            self.retx_hint = self.retx_hint.max(ack);
+            self.lost_mark_hint = self.lost_mark_hint.max(ack);
+        }
+
+        self.last_rtt_sample = None;
+        if delivered > 0 {
+            self.tcb.delivered += delivered as u64;
+            self.delivered_time = now;
+        }
+        let newest = newest.filter(|_| delivered > 0);
+        // Karn's rule (RFC 6298 §3): never sample a retransmitted segment.
+        let rtt = newest.filter(|s| !s.retransmitted).map(|s| now - s.sent_at);
+        if let Some(r) = rtt {
+            self.take_rtt_sample(r);
+        }
+        self.tcb.in_flight = self.in_flight();
+
+        let mut cong_controlled = false;
+        if let Some(s) = newest {
+            let sample = AckSample { acked: delivered, rtt, prior_in_flight };
+            self.cc.pkts_acked(&mut self.tcb, &sample, now);
+            let rs = RateSample {
+                delivered: self.tcb.delivered - s.delivered_at_send,
+                interval: now.saturating_since(s.delivered_time_at_send),
+                prior_in_flight,
+                rtt,
+                acked: delivered,
+            };
+            cong_controlled = self.cc.cong_control(&mut self.tcb, &rs, now);
+        }
+
+        let acked = ack - una_before;
+        if acked > 0 {
+            self.on_new_data_acked(now, acked, ack, cong_controlled, out);
+        } else if self.packets_out() > 0 {
+            self.on_dupack(now, out);
+        }
+        if self.cfg.recovery == Recovery::Sack {
+            if self.tcb.ca_state == CaState::Recovery {
+                self.mark_sack_losses();
+            } else if matches!(self.tcb.ca_state, CaState::Open | CaState::Disorder)
+                && self.is_lost_by_sack(self.tcb.snd_una)
+                && ack >= self.recover
+            {
+                // RFC 6675 §5 step (2): IsLost(HighACK + 1) starts recovery too.
+                self.enter_recovery(now, out);
+            }
+        }
+
+        if !self.size.is_unlimited() && self.tcb.snd_una >= self.size.segments {
+            self.finish(now);
+            return;
+        }
+        if self.ss_exit.is_none() && self.tcb.ca_state == CaState::Open && !self.tcb.in_slow_start() {
+            self.note_slow_start_exit(now, ExitReason::Threshold);
+        }
+        self.try_send(now, out);
+    }
+
+    fn apply_sack(
+        &mut self,
+        ack: u32,
+        blocks: &SackBlocks,
+        delivered: &mut u32,
+        note: &mut dyn FnMut(&SegState, &mut Option<SegState>),
+        newest: &mut Option<SegState>,
+    ) {
+        let mut pieces: Vec<(u32, u32)> = Vec::new();
+        for (a, b) in blocks.iter() {
+            let (a, b) = (a.max(ack), b.min(self.tcb.high_tx));
+            if a < b {
+                self.sacked.insert(a, b, |x, y| pieces.push((x, y)));
+            }
+        }
+        let una = self.tcb.snd_una;
+        for (x, y) in pieces {
+            for seq in x..y {
+                let s = &mut self.segs[(seq - una) as usize];
+                s.sacked = true;
+                if s.lost {
+                    s.lost = false;
+                    self.lost_out -= 1;
+                }
+                if s.retx_in_flight {
+                    s.retx_in_flight = false;
+                    self.retrans_out -= 1;
+                }
+                let copy = *s;
+                self.sacked_out += 1;
+                *delivered += 1;
+                note(&copy, newest);
+            }
+            // Keep the three highest SACKed segments.
+            for seq in (x.max(y.saturating_sub(3))..y).rev() {
+                self.note_top_sacked(seq);
+            }
+        }
+    }
+
+    fn note_top_sacked(&mut self, seq: u32) {
+        let t = &mut self.top_sacked;
+        if t.contains(&Some(seq)) {
+            return;
+        }
+        if t[0].map_or(true, |v| seq > v) {
+            *t = [Some(seq), t[0], t[1]];
+        } else if t[1].map_or(true, |v| seq > v) {
+            *t = [t[0], Some(seq), t[1]];
+        } else if t[2].map_or(true, |v| seq > v) {
+            t[2] = Some(seq);
+        }
+    }
+
+    /// RFC 6675 IsLost(seq) with all segments full-sized: at least DupThresh segments above it
+    /// have been SACKed.
+    fn is_lost_by_sack(&self, seq: u32) -> bool {
+        let k = self.cfg.dupack_threshold.clamp(1, 3) as usize;
+        match self.top_sacked[k - 1] {
+            Some(kth) => seq < kth && seq >= self.tcb.snd_una && !self.segs[(seq - self.tcb.snd_una) as usize].sacked,
+            None => false,
+        }
+    }
+
+    /// Marks lost every unSACKed segment that IsLost() now covers.
+    fn mark_sack_losses(&mut self) {
+        let k = self.cfg.dupack_threshold.clamp(1, 3) as usize;
+        let Some(boundary) = self.top_sacked[k - 1] else { return };
+        let start = self.lost_mark_hint.max(self.tcb.snd_una);
+        for seq in start..boundary.min(self.tcb.high_tx) {
+            self.mark_lost(seq);
+        }
+        self.lost_mark_hint = self.lost_mark_hint.max(boundary);
+    }
+
+    fn mark_lost(&mut self, seq: u32) {
+        let s = &mut self.segs[(seq - self.tcb.snd_una) as usize];
+        if s.sacked || s.lost {
+            return;
+        }
+        s.lost = true;
+        self.lost_out += 1;
+        if s.retx_in_flight {
+            s.retx_in_flight = false;
+            self.retrans_out -= 1;
+        }
+        self.retx_hint = self.retx_hint.min(seq);
+    }
+
+    fn on_new_data_acked(&mut self, now: Time, acked: u32, ack: u32, cong_controlled: bool, out: &mut Outbox) {
+        let mut restart_timer = true;
+        match self.tcb.ca_state {
+            CaState::Recovery => {
+                if ack >= self.recover || self.cfg.recovery == Recovery::Reno {
+                    // Full ACK (RFC 6582 §3.2 step 6) or, for Reno, any new ACK (RFC 5681 §3.2
+                    // step 6): deflate the window to ssthresh.
+                    self.tcb.cwnd = self.tcb.ssthresh.max(1.0);
+                    self.dupacks = 0;
+                    self.set_ca_state(CaState::Open, now);
+                } else if self.cfg.recovery == Recovery::NewReno {
+                    // Partial ACK (RFC 6582 §3.2 step 5): retransmit the first unacknowledged
+                    // segment, deflate by the amount acknowledged, add back one segment.
+                    self.mark_lost(self.tcb.snd_una);
+                    self.retransmit_now(self.tcb.snd_una, now, out);
+                    self.tcb.cwnd = (self.tcb.cwnd - acked as f64 + 1.0).max(1.0);
+                    restart_timer = !self.partial_ack_seen;
+                    self.partial_ack_seen = true;
+                }
+            }
+            CaState::Loss => {
+                if ack >= self.recover {
+                    self.set_ca_state(CaState::Open, now);
+                }
+                if !cong_controlled {
+                    self.cc.cong_avoid(&mut self.tcb, &Ack { acked, ack_seq: ack }, now);
+                }
+            }
+            CaState::Open | CaState::Disorder => {
+                self.dupacks = 0;
+                if self.tcb.ca_state == CaState::Disorder {
+                    self.set_ca_state(CaState::Open, now);
+                }
+                if !cong_controlled {
+                    self.cc.cong_avoid(&mut self.tcb, &Ack { acked, ack_seq: ack }, now);
+                }
+            }
+        }
+        // RFC 6298 §5.2 / §5.3
+        if self.packets_out() == 0 {
+            self.rto_deadline = None;
+        } else if restart_timer {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    fn on_dupack(&mut self, now: Time, out: &mut Outbox) {
+        self.dupacks += 1;
+        match self.tcb.ca_state {
+            CaState::Recovery => {
+                if self.cfg.recovery != Recovery::Sack {
+                    // RFC 5681 §3.2 step 4: inflate by one segment per further duplicate ACK.
+                    self.tcb.cwnd += 1.0;
+                }
+            }
+            CaState::Loss => {}
+            CaState::Open | CaState::Disorder => {
+                if self.dupacks >= self.cfg.dupack_threshold {
+                    // RFC 6582 §3.2 step 1 (also used for SACK): no new recovery for losses of
+                    // data sent before the last recovery or timeout.
+                    if self.cfg.recovery == Recovery::Reno || self.tcb.snd_una >= self.recover {
+                        self.enter_recovery(now, out);
+                        return;
+                    }
+                }
+                self.set_ca_state(CaState::Disorder, now);
+            }
+        }
+    }
+
+    fn enter_recovery(&mut self, now: Time, out: &mut Outbox) {
+        self.note_slow_start_exit(now, ExitReason::Loss);
+        self.stats.fast_recoveries += 1;
+        self.tcb.ssthresh = self.cc.ssthresh(&mut self.tcb, now);
+        self.recover = self.tcb.high_tx;
+        self.partial_ack_seen = false;
+        self.set_ca_state(CaState::Recovery, now);
+        self.mark_lost(self.tcb.snd_una);
+        match self.cfg.recovery {
+            // RFC 6675 §5 step (4.2): cwnd = ssthresh, no inflation.
+            Recovery::Sack => {
+                self.tcb.cwnd = self.tcb.ssthresh;
+                self.mark_sack_losses();
+            }
+            // RFC 5681 §3.2 step 2 / RFC 6582: cwnd = ssthresh + 3 segments.
+            Recovery::Reno | Recovery::NewReno => {
+                self.tcb.cwnd = self.tcb.ssthresh + self.cfg.dupack_threshold as f64;
+            }
+        }
+        // Fast retransmit: the first missing segment goes at once, whatever the window.
+        self.retransmit_now(self.tcb.snd_una, now, out);
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
+    fn on_rto(&mut self, now: Time, out: &mut Outbox) {
+        match self.state {
+            ConnState::SynSent => {
+                self.syn_retransmitted = true;
+                self.rtt.back_off();
+                out.packets.push(self.control(PacketKind::Syn));
+                self.rto_deadline = Some(now + self.rtt.rto());
+                return;
+            }
+            ConnState::Established if self.packets_out() > 0 => {}
+            _ => {
+                self.rto_deadline = None;
+                return;
+            }
+        }
+        self.stats.timeouts += 1;
+        self.note_slow_start_exit(now, ExitReason::Timeout);
+        // RFC 5681 §3.1: ssthresh is reduced once, not again when the same data times out again.
+        if self.rtt.backoff() == 0 {
+            self.tcb.ssthresh = self.cc.ssthresh(&mut self.tcb, now);
+        }
+        self.set_ca_state(CaState::Loss, now);
+        self.cc.cwnd_event(&mut self.tcb, CwndEvent::Loss, now);
+        // RFC 5681 §3.1: loss window of one segment.
+        self.tcb.cwnd = 1.0;
+        self.recover = self.tcb.high_tx;
+        self.dupacks = 0;
+        // Everything outstanding and not SACKed is deemed lost; it is sent again from snd_una.
+        for s in self.segs.iter_mut() {
+            if !s.sacked && !s.lost {
+                s.lost = true;
+                self.lost_out += 1;
+            }
+            s.retx_in_flight = false;
+        }
+        self.retrans_out = 0;
+        self.retx_hint = self.tcb.snd_una;
+        self.lost_mark_hint = self.tcb.high_tx;
+        // RFC 6298 §5.4-5.6: retransmit the earliest segment, back off, restart the timer.
+        self.rtt.back_off();
+        self.retransmit_now(self.tcb.snd_una, now, out);
+        self.rto_deadline = Some(now + self.rtt.rto());
+        self.try_send(now, out);
+    }
+
+    fn finish(&mut self, now: Time) {
+        self.state = ConnState::Done;
+        self.completed_at = Some(now);
+        self.rto_deadline = None;
+        self.pace_blocked = false;
+        self.tcb.in_flight = 0;
+    }
+
+    fn set_ca_state(&mut self, new: CaState, now: Time) {
+        if new != self.tcb.ca_state {
+            self.cc.set_state(&mut self.tcb, new, now);
+            self.tcb.ca_state = new;
+        }
+    }
+
+    fn note_slow_start_exit(&mut self, now: Time, reason: ExitReason) {
+        if self.ss_exit.is_none() {
+            let reason = self.tcb.exit_reason_hint.take().unwrap_or(reason);
+            self.ss_exit = Some(SlowStartExit { time: now, cwnd: self.tcb.cwnd, reason });
+        }
+    }
+
+    // ----- transmission --------------------------------------------------------------------
+
+    /// The next segment to send: a lost segment not yet retransmitted (lowest first, RFC 6675
+    /// NextSeg rule 1), else new data if the receiver's window allows (rule 2).
+    fn next_segment(&mut self) -> Option<u32> {
+        if self.lost_out > self.retrans_out {
+            self.retx_hint = self.retx_hint.max(self.tcb.snd_una);
+            while self.retx_hint < self.tcb.high_tx {
+                let s = &self.segs[(self.retx_hint - self.tcb.snd_una) as usize];
+                if s.lost && !s.retx_in_flight && !s.sacked {
+                    return Some(self.retx_hint);
+                }
+                self.retx_hint += 1;
+            }
+        }
+        let new = self.tcb.high_tx;
+        (new < self.size.segments && self.packets_out() < self.tcb.rwnd).then_some(new)
+    }
+
+    fn try_send(&mut self, now: Time, out: &mut Outbox) {
+        if self.state != ConnState::Established {
+            return;
+        }
+        loop {
+            let cwnd = self.tcb.cwnd.floor().max(0.0) as u32;
+            if self.in_flight() >= cwnd {
+                self.tcb.cwnd_limited = true;
+                break;
+            }
+            let Some(seq) = self.next_segment() else {
+                // Out of data, or held back by the receiver's window.
+                self.tcb.cwnd_limited = false;
+                break;
+            };
+            if self.tcb.pacing_rate.is_some() && now < self.pace_next {
+                self.pace_blocked = true;
+                break;
+            }
+            self.transmit(seq, now, out);
+        }
+        self.tcb.in_flight = self.in_flight();
+    }
+
+    fn retransmit_now(&mut self, seq: u32, now: Time, out: &mut Outbox) {
+        self.transmit(seq, now, out);
+        self.tcb.in_flight = self.in_flight();
+    }
+
+    fn transmit(&mut self, seq: u32, now: Time, out: &mut Outbox) {
+        let fresh = SegState {
+            sent_at: now,
+            delivered_at_send: self.tcb.delivered,
+            delivered_time_at_send: self.delivered_time,
+            sacked: false,
+            lost: false,
+            retx_in_flight: false,
+            retransmitted: false,
+        };
+        if seq == self.tcb.high_tx {
+            self.segs.push_back(fresh);
+            self.tcb.high_tx += 1;
+        } else {
+            let s = &mut self.segs[(seq - self.tcb.snd_una) as usize];
+            if s.lost && !s.retx_in_flight {
+                s.retx_in_flight = true;
+                self.retrans_out += 1;
+            }
+            s.retransmitted = true;
+            s.sent_at = now;
+            s.delivered_at_send = fresh.delivered_at_send;
+            s.delivered_time_at_send = fresh.delivered_time_at_send;
+            self.stats.retransmissions += 1;
+        }
+        self.stats.sent_packets += 1;
+        let payload = self.size.payload(seq, self.cfg.mss_bytes);
+        let wire_bytes = payload + self.cfg.header_bytes;
+        if let Some(rate) = self.tcb.pacing_rate {
+            if rate.bps() > 0 {
+                self.pace_next = self.pace_next.max(now) + rate.transmit_time(wire_bytes as u64);
+            }
+        }
+        // RFC 6298 §5.1: start the timer if it is not running.
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        out.packets.push(Packet {
+            flow: self.flow,
+            src: self.node,
+            dst: self.peer,
+            wire_bytes,
+            kind: PacketKind::Data,
+            seq,
+            rwnd_segments: 0,
+            sack: SackBlocks::default(),
+        });
+    }
+
+    fn control(&self, kind: PacketKind) -> Packet {
+        Packet {
+            flow: self.flow,
+            src: self.node,
+            dst: self.peer,
+            wire_bytes: self.cfg.ack_bytes,
+            kind,
+            seq: 0,
+            rwnd_segments: 0,
+            sack: SackBlocks::default(),
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! Traffic other than a hand-placed TCP flow: UDP sources (constant bit rate, on-off) and the
+//! arrival process of many finite TCP flows.
+
+pub mod dist;
+pub mod udp;
+
+pub use dist::{OnOffDistribution, SizeDistribution};
+pub use udp::{UdpPattern, UdpSource};
