@@ -137,6 +137,9 @@ pub struct Simulation {
     flow_series: FlowSeries,
     queue_series: QueueSeries,
     events_processed: u64,
+    packets_created: u64,
+    packets_delivered: u64,
+    packets_dropped: u64,
     scratch: Vec<Packet>,
 }
 
@@ -172,12 +175,20 @@ impl Simulation {
             flow_series: FlowSeries::default(),
             queue_series: QueueSeries::default(),
             events_processed: 0,
+            packets_created: 0,
+            packets_delivered: 0,
+            packets_dropped: 0,
             scratch: Vec::new(),
         }
     }
 
     pub fn network(&self) -> &Network {
         &self.net
+    }
+
+    /// For scripted losses and other changes before the run starts.
+    pub fn network_mut(&mut self) -> &mut Network {
+        &mut self.net
     }
 
     pub fn now(&self) -> Time {
@@ -361,6 +372,7 @@ impl Simulation {
         }
         let now = self.now;
         let f = pkt.flow;
+        self.packets_delivered += 1;
         match &mut self.flows[f as usize] {
             Slot::Udp(u) => u.on_delivery(&pkt),
             Slot::Tcp(t) => {
@@ -382,6 +394,7 @@ impl Simulation {
 
     /// Sends every packet of `out` from its source node, then keeps the buffer for reuse.
     fn flush(&mut self, mut out: Outbox) {
+        self.packets_created += out.packets.len() as u64;
         for pkt in out.packets.drain(..) {
             self.forward(pkt.src, pkt);
         }
@@ -395,7 +408,10 @@ impl Simulation {
         let seq = self.events.reserve_seq();
         let admission = self.net.links[link as usize].enqueue(self.now, pkt, seq);
         match admission {
-            Admission::Dropped | Admission::Lost => self.flow_drops[pkt.flow as usize] += 1,
+            Admission::Dropped | Admission::Lost => {
+                self.flow_drops[pkt.flow as usize] += 1;
+                self.packets_dropped += 1;
+            }
             Admission::Scheduled { arrival, became_head } => {
                 if became_head {
                     self.events.push_reserved(arrival, seq, Event::Arrival(link));
@@ -525,6 +541,10 @@ impl Simulation {
             events: self.events_processed,
             packets_forwarded,
             sim_time_ns: end.as_nanos(),
+            packets_created: self.packets_created,
+            packets_delivered: self.packets_delivered,
+            packets_dropped: self.packets_dropped,
+            packets_in_network: self.net.links.iter().map(|l| l.in_flight() as u64).sum(),
             jain_index: jain_index(&goodputs),
         };
         Report { flow_series: self.flow_series, queue_series: self.queue_series, flows, links, windows, stats }

@@ -121,6 +121,12 @@ pub struct RunStats {
     /// Packets that started transmission on some link (one per link crossed).
     pub packets_forwarded: u64,
     pub sim_time_ns: u64,
+    /// Packets created by endpoints, delivered to hosts, dropped by queues or lost on links, and
+    /// still in the network at the end: created = delivered + dropped + in_network.
+    pub packets_created: u64,
+    pub packets_delivered: u64,
+    pub packets_dropped: u64,
+    pub packets_in_network: u64,
     /// Jain's index over the goodput of TCP flows (NaN if there are none).
     pub jain_index: f64,
 }

@@ -7,7 +7,7 @@
 //! arithmetic); arrivals at the far end are in order, so they wait in `pipe` and the simulation
 //! only keeps one event per link: the arrival of its head packet.
 
-use super::packet::{NodeId, Packet};
+use super::packet::{FlowId, NodeId, Packet, PacketKind};
 use super::queue::{Discipline, Limit, Occupancy};
 use crate::rng::Rng;
 use crate::time::{Duration, Time};
@@ -74,6 +74,9 @@ pub struct Link {
     /// Packets transmitted or being transmitted, not yet arrived, oldest first.
     pipe: VecDeque<InFlight>,
     pub stats: LinkStats,
+    /// Scripted losses: the next data segment of (flow, seq) to cross the link is lost
+    /// (like ns-3's `ListErrorModel`); for tests and for reproducing a paper's loss pattern.
+    scripted_losses: Vec<(FlowId, u32)>,
 }
 
 impl Link {
@@ -89,6 +92,25 @@ impl Link {
             waiting_bytes: 0,
             pipe: VecDeque::new(),
             stats: LinkStats::default(),
+            scripted_losses: Vec::new(),
+        }
+    }
+
+    /// Loses the next transmission of data segment `seq` of `flow` on this link.
+    pub fn lose_once(&mut self, flow: FlowId, seq: u32) {
+        self.scripted_losses.push((flow, seq));
+    }
+
+    fn scripted_loss(&mut self, p: &Packet) -> bool {
+        if self.scripted_losses.is_empty() || p.kind != PacketKind::Data {
+            return false;
+        }
+        match self.scripted_losses.iter().position(|&(f, s)| f == p.flow && s == p.seq) {
+            Some(i) => {
+                self.scripted_losses.swap_remove(i);
+                true
+            }
+            None => false,
         }
     }
 
@@ -129,7 +151,7 @@ impl Link {
             self.waiting_bytes += packet.wire_bytes as u64;
             self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.waiting.len() as u32);
         }
-        if self.rng.bernoulli(self.params.loss) {
+        if self.rng.bernoulli(self.params.loss) || self.scripted_loss(&packet) {
             self.stats.losses += 1;
             return Admission::Lost;
         }
@@ -185,7 +207,7 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{PacketKind, SackBlocks};
+    use crate::net::packet::SackBlocks;
     use crate::net::queue::DropTail;
 
     fn pkt(bytes: u32) -> Packet {

@@ -50,8 +50,12 @@ fn from_path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> Scenari
     let path = e.path().to_string();
     let path = if path == "." { String::new() } else { path };
     let message = e.inner().to_string();
-    // toml appends a rendering of the location; keep the first line.
-    let message = message.lines().next().unwrap_or_default().trim().to_string();
+    // toml renders the location over several lines: keep the position and the reason.
+    let lines: Vec<&str> = message.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let message = match (lines.first(), lines.last()) {
+        (Some(first), Some(last)) if lines.len() > 1 && first.starts_with("TOML parse error") => format!("{last} ({first})"),
+        _ => message.trim().to_string(),
+    };
     err(path, message)
 }
 

@@ -663,17 +663,26 @@ impl TcpSender {
                 self.pace_blocked = true;
                 break;
             }
-            self.transmit(seq, now, out);
+            self.transmit(seq, now, out, false);
         }
         self.tcb.in_flight = self.in_flight();
     }
 
     fn retransmit_now(&mut self, seq: u32, now: Time, out: &mut Outbox) {
-        self.transmit(seq, now, out);
+        self.transmit(seq, now, out, true);
         self.tcb.in_flight = self.in_flight();
     }
 
-    fn transmit(&mut self, seq: u32, now: Time, out: &mut Outbox) {
+    /// Sends segment `seq`. Only fast retransmits, partial-ACK and timeout retransmissions are
+    /// `forced` past the window; everything else must fit in it.
+    fn transmit(&mut self, seq: u32, now: Time, out: &mut Outbox, forced: bool) {
+        debug_assert!(
+            forced || (self.in_flight() < (self.tcb.cwnd.floor() as u32).max(1) && self.packets_out() < self.tcb.rwnd),
+            "window exceeded: in_flight {} cwnd {} rwnd {}",
+            self.in_flight(),
+            self.tcb.cwnd,
+            self.tcb.rwnd
+        );
         let fresh = SegState {
             sent_at: now,
             delivered_at_send: self.tcb.delivered,

@@ -1,0 +1,92 @@
+//! Bad scenarios are refused with the field's path, the value and what is allowed.
+
+use startlab_core::scenario;
+
+const BASE: &str = r#"
+duration = "10s"
+[topology]
+kind = "dumbbell"
+bottleneck = { rate = "40Mbps", delay = "40ms", queue = { kind = "droptail", limit = "1BDP" } }
+[[flows]]
+cc = "newreno"
+"#;
+
+fn error(text: &str) -> String {
+    match scenario::from_toml(text).and_then(|s| scenario::resolve(&s)) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn the_base_is_valid_and_resolves_bdp_into_packets() {
+    let s = scenario::resolve(&scenario::from_toml(BASE).unwrap()).unwrap();
+    // 40 Mbps x 2 x (1 + 40 + 1) ms = 420 000 B = 403.8 packets of 1040 B -> 404.
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["topology"]["bottleneck"]["queue"]["limit"], 404);
+    assert_eq!(json["topology"]["bdp_rtt"], "84ms");
+    assert_eq!(json["flows"][0]["src"], "s0");
+    // The resolved scenario is itself valid and resolves to itself.
+    let again = scenario::resolve(&s).unwrap();
+    assert_eq!(again, s);
+}
+
+#[test]
+fn unknown_field() {
+    let e = error(&BASE.replace("rate = \"40Mbps\"", "rat = \"40Mbps\""));
+    assert!(e.starts_with("topology.bottleneck.rat: unknown field `rat`"), "{e}");
+    assert!(e.contains("`rate`"), "{e}");
+}
+
+#[test]
+fn negative_rate() {
+    let e = error(&BASE.replace("\"40Mbps\"", "\"-5Mbps\""));
+    assert!(e.starts_with("topology.bottleneck.rate: invalid rate \"-5Mbps\""), "{e}");
+    assert!(e.contains("Mbps"), "{e}");
+}
+
+#[test]
+fn negative_buffer() {
+    let e = error(&BASE.replace("\"1BDP\"", "\"-1BDP\""));
+    assert!(e.starts_with("topology.bottleneck.queue.limit: invalid queue limit \"-1BDP\""), "{e}");
+}
+
+#[test]
+fn unknown_algorithm() {
+    let e = error(&BASE.replace("\"newreno\"", "\"warp\""));
+    assert!(e.starts_with("flows[0].cc: unknown congestion control \"warp\"; available:"), "{e}");
+}
+
+#[test]
+fn malformed_toml() {
+    let e = error("duration = \"10s\"\n[topology\nkind = 1");
+    assert!(e.contains("line 2"), "{e}");
+}
+
+#[test]
+fn fields_that_do_not_belong_to_the_kind() {
+    let e = error(&BASE.replace("cc = \"newreno\"", "cc = \"newreno\"\nrate = \"1Mbps\""));
+    assert_eq!(e, "flows[0].rate: not a field of kind = \"tcp\"");
+    let e = error(&BASE.replace("kind = \"dumbbell\"", "kind = \"dumbbell\"\nhops = 3"));
+    assert_eq!(e, "topology.hops: not a field of kind = \"dumbbell\"");
+}
+
+#[test]
+fn missing_and_out_of_range_values() {
+    let e = error(&BASE.replace("[[flows]]\ncc = \"newreno\"", "[[flows]]\nkind = \"cbr\""));
+    assert!(e.starts_with("flows[0].rate: required"), "{e}");
+    let e = error(&BASE.replace("delay = \"40ms\",", "delay = \"40ms\", loss = 1.5,"));
+    assert!(e.starts_with("topology.bottleneck.loss: invalid probability 1.5"), "{e}");
+    let e = error(&BASE.replace("cc = \"newreno\"", "cc = \"newreno\"\npair = 3"));
+    assert!(e.starts_with("flows[0].pair: invalid pair 3"), "{e}");
+    let e = error(&BASE.replace("cc = \"newreno\"", "cc = \"newreno\"\nstart = \"11s\""));
+    assert!(e.starts_with("flows[0].start: 11s is not before the end"), "{e}");
+    let e = error(&BASE.replace("cc = \"newreno\"", "cc = \"newreno\"\ncc_params = { beta = 0.5, gamma = 2 }"));
+    assert!(e.starts_with("flows[0].cc_params: unknown field `gamma`"), "{e}");
+    let e = error(&(BASE.to_string() + "[measure]\nlinks = [\"nowhere\"]\n"));
+    assert!(e.starts_with("measure.links[0]: unknown link \"nowhere\""), "{e}");
+    let e = error(&BASE.replace("duration = \"10s\"", ""));
+    assert!(e.contains("missing field `duration`"), "{e}");
+    let e = error(&BASE.replace("[[flows]]\ncc = \"newreno\"", "[[flows]]\ncc = \"newreno\"\ntcp = { recovery = \"sack\" }"));
+    assert!(e.starts_with("flows[0].tcp.recovery: \"sack\" recovery needs sack = true"), "{e}");
+}
