@@ -744,3 +744,121 @@ impl TcpSender {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::reno::{Reno, RenoConfig};
+    use crate::units::Rate;
+
+    /// A controller that paces at a fixed rate and keeps cwnd at 10 through `cong_control`.
+    #[derive(Debug, Default)]
+    struct Fixed {
+        cong_avoid_calls: u32,
+        cong_control_calls: u32,
+    }
+    impl CongestionControl for Fixed {
+        fn init(&mut self, tcb: &mut Tcb, _now: Time) {
+            tcb.cwnd = 10.0;
+            // 1040-byte segments at 8.32 Mbps: one per millisecond.
+            tcb.pacing_rate = Some(Rate::from_bps(8_320_000));
+        }
+        fn ssthresh(&mut self, tcb: &mut Tcb, _now: Time) -> f64 {
+            tcb.cwnd
+        }
+        fn cong_avoid(&mut self, _tcb: &mut Tcb, _ack: &Ack, _now: Time) {
+            self.cong_avoid_calls += 1;
+        }
+        fn cong_control(&mut self, tcb: &mut Tcb, _rs: &RateSample, _now: Time) -> bool {
+            self.cong_control_calls += 1;
+            tcb.cwnd = 10.0;
+            true
+        }
+    }
+
+    fn ack(seq: u32) -> Packet {
+        Packet {
+            flow: 0,
+            src: 1,
+            dst: 0,
+            wire_bytes: 40,
+            kind: PacketKind::Ack,
+            seq,
+            rwnd_segments: u32::MAX,
+            sack: SackBlocks::default(),
+        }
+    }
+
+    fn ms(x: u64) -> Time {
+        Time::ZERO + Duration::from_millis(x)
+    }
+
+    #[test]
+    fn a_paced_sender_spaces_its_window() {
+        let mut s = TcpSender::new(0, 0, 1, TcpConfig::default(), FlowSize::UNLIMITED, Box::new(Fixed::default()), Time::ZERO);
+        let mut out = Outbox::default();
+        s.start(Time::ZERO, &mut out);
+        assert_eq!(out.packets.len(), 1, "one segment, then wait for the pacer");
+        for k in 1..10u64 {
+            assert_eq!(s.next_timer(), Some(ms(k)));
+            s.on_timer(ms(k), &mut out);
+            assert_eq!(out.packets.len() as u64, k + 1);
+        }
+        // The window (10) is full: the next wake-up is the retransmission timer, not the pacer.
+        s.on_timer(ms(10), &mut out);
+        assert_eq!(out.packets.len(), 10);
+        assert_eq!(s.next_timer(), Some(Time::ZERO + Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn cong_control_replaces_cong_avoid() {
+        let mut s = TcpSender::new(0, 0, 1, TcpConfig::default(), FlowSize::UNLIMITED, Box::new(Fixed::default()), Time::ZERO);
+        let mut out = Outbox::default();
+        s.start(Time::ZERO, &mut out);
+        for k in 1..10 {
+            s.on_timer(ms(k), &mut out);
+        }
+        for a in 1..=5 {
+            s.on_packet(ms(100 + a as u64), &ack(a), &mut out);
+        }
+        assert_eq!(s.tcb.cwnd, 10.0);
+        let fixed = format!("{:?}", s.cc);
+        assert!(fixed.contains("cong_avoid_calls: 0") && fixed.contains("cong_control_calls: 5"), "{fixed}");
+        // RTT of the newest acknowledged segment: segment 4 left at 4 ms, its ACK came at 105 ms.
+        assert_eq!(s.last_rtt_sample(), Some(Duration::from_millis(101)));
+    }
+
+    #[test]
+    fn three_duplicate_acks_trigger_a_fast_retransmit_and_newreno_inflation() {
+        let cfg = TcpConfig { initial_window: 10, ..TcpConfig::default() };
+        let reno = Box::new(Reno::new(RenoConfig::default()));
+        let mut s = TcpSender::new(0, 0, 1, cfg, FlowSize::UNLIMITED, reno, Time::ZERO);
+        let mut out = Outbox::default();
+        s.start(Time::ZERO, &mut out);
+        assert_eq!(out.packets.len(), 10);
+        out.packets.clear();
+        // Segment 0 is lost; 1..9 arrive and each produces a duplicate ACK for 0.
+        s.on_packet(ms(100), &ack(0), &mut out);
+        s.on_packet(ms(101), &ack(0), &mut out);
+        assert!(out.packets.is_empty());
+        s.on_packet(ms(102), &ack(0), &mut out);
+        assert_eq!(out.packets.len(), 1);
+        assert_eq!(out.packets[0].seq, 0, "fast retransmit of the first unacknowledged segment");
+        assert_eq!(s.tcb.ssthresh, 5.0); // FlightSize 10 / 2
+        assert_eq!(s.tcb.cwnd, 8.0); // ssthresh + 3
+        assert_eq!(s.phase(), Phase::Recovery);
+        // Six more duplicate ACKs inflate cwnd to 14 > FlightSize 10: new data may go.
+        for k in 0..6 {
+            s.on_packet(ms(103 + k), &ack(0), &mut out);
+        }
+        assert_eq!(s.tcb.cwnd, 14.0);
+        let new: Vec<u32> = out.packets[1..].iter().map(|p| p.seq).collect();
+        assert_eq!(new, [10, 11, 12, 13]);
+        // The retransmission fills the hole: the full ACK ends recovery with cwnd = ssthresh.
+        s.on_packet(ms(200), &ack(10), &mut out);
+        assert_eq!(s.phase(), Phase::CongestionAvoidance);
+        assert_eq!(s.tcb.cwnd, 5.0);
+        assert_eq!(s.stats.fast_recoveries, 1);
+        assert_eq!(s.ss_exit.map(|e| (e.cwnd, e.reason)), Some((10.0, ExitReason::Loss)));
+    }
+}
