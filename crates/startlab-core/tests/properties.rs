@@ -11,7 +11,7 @@ struct Case {
     buffer: u32,
     red: bool,
     loss: f64,
-    flows: Vec<(bool, bool, bool, u32)>, // (reno, sack, delayed_ack, start_ms)
+    flows: Vec<(bool, bool, bool, u32, bool)>, // (reno, sack, delayed_ack, start_ms, undo)
     udp_mbps: Option<u32>,
     seed: u64,
 }
@@ -23,7 +23,7 @@ fn case() -> impl Strategy<Value = Case> {
         2u32..200,
         any::<bool>(),
         prop_oneof![Just(0.0), 0.0..0.02f64],
-        prop::collection::vec((any::<bool>(), any::<bool>(), any::<bool>(), 0u32..1000), 1..4),
+        prop::collection::vec((any::<bool>(), any::<bool>(), any::<bool>(), 0u32..1000, any::<bool>()), 1..4),
         prop::option::of(1u32..50),
         0u64..(i64::MAX as u64),
     )
@@ -52,9 +52,9 @@ fn toml(c: &Case) -> String {
          [measure]\ninterval = \"event\"\n",
         c.seed, c.rate_mbps, c.delay_ms, c.loss
     );
-    for (i, (reno, sack, delack, start)) in c.flows.iter().enumerate() {
+    for (i, (reno, sack, delack, start, undo)) in c.flows.iter().enumerate() {
         s += &format!(
-            "[[flows]]\npair = {i}\ncc = \"{}\"\nstart = \"{start}ms\"\ntcp = {{ sack = {sack}, delayed_ack = {delack} }}\n",
+            "[[flows]]\npair = {i}\ncc = \"{}\"\nstart = \"{start}ms\"\ntcp = {{ sack = {sack}, delayed_ack = {delack}, undo = {undo} }}\n",
             if *reno { "reno" } else { "newreno" }
         );
     }

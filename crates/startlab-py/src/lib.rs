@@ -147,6 +147,7 @@ fn tables<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>> {
     t.num("retransmissions", f.iter().map(|x| x.retransmissions))?;
     t.num("timeouts", f.iter().map(|x| x.timeouts))?;
     t.num("fast_recoveries", f.iter().map(|x| x.fast_recoveries))?;
+    t.num("undos", f.iter().map(|x| x.undos))?;
     t.num("drops", f.iter().map(|x| x.drops))?;
     t.num("ss_exit_ns", f.iter().map(|x| x.ss_exit_ns))?;
     t.num("ss_exit_cwnd", f.iter().map(|x| x.ss_exit_cwnd))?;

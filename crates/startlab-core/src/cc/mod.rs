@@ -131,6 +131,8 @@ pub struct Tcb {
     pub cwnd_limited: bool,
     /// Receiver's advertised window, segments.
     pub rwnd: u32,
+    /// cwnd before the last reduction (Linux `prior_cwnd`), for `undo_cwnd`.
+    pub prior_cwnd: f64,
 }
 
 impl Tcb {
@@ -152,6 +154,7 @@ impl Tcb {
             exit_reason_hint: None,
             cwnd_limited: true,
             rwnd: u32::MAX,
+            prior_cwnd: initial_window,
         }
     }
 
@@ -229,9 +232,10 @@ pub trait CongestionControl: fmt::Debug {
     /// Every ACK that delivers data, before `cong_avoid`.
     fn pkts_acked(&mut self, _tcb: &mut Tcb, _sample: &AckSample, _now: Time) {}
 
-    /// A reduction was spurious: return the cwnd to restore.
+    /// A reduction was spurious: return the cwnd to restore (default as Linux
+    /// `tcp_reno_undo_cwnd`: the larger of the current and the prior window).
     fn undo_cwnd(&mut self, tcb: &mut Tcb) -> f64 {
-        tcb.cwnd
+        tcb.cwnd.max(tcb.prior_cwnd)
     }
 
     /// Controllers that set cwnd and pacing from delivery-rate samples implement this and return

@@ -76,6 +76,8 @@ pub struct FlowSummary {
     pub retransmissions: u64,
     pub timeouts: u64,
     pub fast_recoveries: u64,
+    /// Reductions undone as spurious (`tcp.undo`).
+    pub undos: u64,
     /// Packets of this flow (either direction) dropped by queues or lost on links.
     pub drops: u64,
     /// -1: slow start never ended.

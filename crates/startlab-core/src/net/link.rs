@@ -219,6 +219,7 @@ mod tests {
             kind: PacketKind::Datagram,
             seq: 0,
             rwnd_segments: 0,
+            ts: Time::ZERO,
             sack: SackBlocks::default(),
         }
     }

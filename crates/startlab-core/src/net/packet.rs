@@ -1,5 +1,7 @@
 //! What travels on the links. Kept small and `Copy`: packets are moved through queues by value.
 
+use crate::time::Time;
+
 /// Index of a node (host or router) in the network.
 pub type NodeId = u32;
 /// Index of a traffic source (TCP connection or UDP source) in the simulation.
@@ -52,6 +54,9 @@ pub struct Packet {
     pub seq: u32,
     /// The receiver's advertised window in segments (ACKs only; `u32::MAX` = unlimited).
     pub rwnd_segments: u32,
+    /// Timestamp option (RFC 7323): on data, when it was sent; on an ACK, the echo of the
+    /// timestamp of the segment that advanced the receiver's window most recently.
+    pub ts: Time,
     pub sack: SackBlocks,
 }
 
@@ -59,6 +64,6 @@ pub struct Packet {
 mod tests {
     #[test]
     fn a_packet_stays_small() {
-        assert!(std::mem::size_of::<super::Packet>() <= 56);
+        assert!(std::mem::size_of::<super::Packet>() <= 64);
     }
 }

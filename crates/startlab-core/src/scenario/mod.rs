@@ -103,6 +103,7 @@ fn default_tcp() -> TcpSpec {
         initial_rto: Some(DurationText(c.initial_rto)),
         clock_granularity: Some(DurationText(c.clock_granularity)),
         handshake: Some(c.handshake),
+        undo: Some(c.undo),
     }
 }
 
@@ -113,7 +114,7 @@ fn merge_tcp(over: &TcpSpec, base: &TcpSpec) -> TcpSpec {
     }
     pick!(
         mss, header, ack_size, initial_window, initial_ssthresh, receive_window, delayed_ack, delayed_ack_timeout,
-        sack, recovery, dupack_threshold, min_rto, max_rto, initial_rto, clock_granularity, handshake
+        sack, recovery, dupack_threshold, min_rto, max_rto, initial_rto, clock_granularity, handshake, undo
     )
 }
 
@@ -745,6 +746,7 @@ pub fn tcp_config(t: &TcpSpec, cc: &str) -> TcpConfig {
         initial_rto: t.initial_rto.unwrap().0,
         clock_granularity: t.clock_granularity.unwrap().0,
         handshake: t.handshake.unwrap(),
+        undo: t.undo.unwrap(),
     }
 }
 

@@ -157,6 +157,8 @@ pub struct TcpSpec {
     pub clock_granularity: Option<DurationText>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handshake: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo: Option<bool>,
 }
 
 #[derive(Copy, Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]

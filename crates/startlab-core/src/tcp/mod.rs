@@ -56,6 +56,9 @@ pub struct TcpConfig {
     pub initial_rto: Duration,
     pub clock_granularity: Duration,
     pub handshake: bool,
+    /// Detect spurious fast retransmits and timeouts from echoed timestamps (Eifel, RFC 3522) and
+    /// undo the window reduction (controller's `undo_cwnd`).
+    pub undo: bool,
 }
 
 impl Default for TcpConfig {
@@ -77,6 +80,7 @@ impl Default for TcpConfig {
             initial_rto: Duration::from_secs(1),
             clock_granularity: Duration::from_millis(1),
             handshake: false,
+            undo: false,
         }
     }
 }

@@ -25,6 +25,9 @@ pub struct TcpReceiver {
     /// In-order segments received since the last ACK.
     unacked: u32,
     delack_deadline: Option<Time>,
+    /// RFC 7323 TS.Recent and Last.ACK.sent.
+    ts_recent: Time,
+    last_ack_sent: u32,
     /// Payload bytes delivered in order to the application.
     pub delivered_bytes: u64,
     /// When the last byte of a finite flow arrived.
@@ -45,6 +48,8 @@ impl TcpReceiver {
             recent: [None; 3],
             unacked: 0,
             delack_deadline: None,
+            ts_recent: Time::ZERO,
+            last_ack_sent: 0,
             delivered_bytes: 0,
             completed_at: None,
             acks_sent: 0,
@@ -59,7 +64,14 @@ impl TcpReceiver {
     pub fn on_packet(&mut self, now: Time, pkt: &Packet, out: &mut Outbox) {
         match pkt.kind {
             PacketKind::Syn => out.packets.push(self.control(PacketKind::SynAck)),
-            PacketKind::Data => self.on_data(now, pkt.seq, out),
+            PacketKind::Data => {
+                // RFC 7323 §4.3: echo the timestamp of the earliest segment not yet acknowledged
+                // that advanced the window (or of a retransmission of old data).
+                if pkt.ts >= self.ts_recent && pkt.seq <= self.last_ack_sent {
+                    self.ts_recent = pkt.ts;
+                }
+                self.on_data(now, pkt.seq, out)
+            }
             _ => {}
         }
     }
@@ -120,6 +132,8 @@ impl TcpReceiver {
         self.delack_deadline = None;
         let mut ack = self.control(PacketKind::Ack);
         ack.seq = self.rcv_nxt;
+        ack.ts = self.ts_recent;
+        self.last_ack_sent = self.rcv_nxt;
         if self.cfg.sack && !self.out_of_order.is_empty() {
             ack.sack = self.sack_blocks();
             // SACK option: 2 bytes + 8 per block (RFC 2018 §3).
@@ -160,6 +174,7 @@ impl TcpReceiver {
             kind,
             seq: 0,
             rwnd_segments: self.cfg.receive_window,
+            ts: Time::ZERO,
             sack: SackBlocks::default(),
         }
     }
@@ -179,6 +194,7 @@ mod tests {
             kind: PacketKind::Data,
             seq,
             rwnd_segments: 0,
+            ts: Time::ZERO,
             sack: SackBlocks::default(),
         }
     }
@@ -241,5 +257,22 @@ mod tests {
         r.on_packet(Time::from_nanos(9), &data(1), &mut out);
         assert_eq!(r.completed_at, Some(Time::from_nanos(9)));
         assert_eq!(r.delivered_bytes, 1500);
+    }
+
+    #[test]
+    fn acks_echo_the_earliest_unacknowledged_timestamp() {
+        let mut r = receiver(true, false);
+        let mut out = Outbox::default();
+        let at = |seq, t| Packet { ts: Time::from_nanos(t), ..data(seq) };
+        r.on_packet(Time::ZERO, &at(0, 10), &mut out);
+        r.on_packet(Time::ZERO, &at(1, 20), &mut out);
+        // Delayed ACK of 0 and 1 echoes segment 0's timestamp (RFC 7323 §4.3).
+        assert_eq!(out.packets.last().unwrap().ts, Time::from_nanos(10));
+        // An out-of-order segment does not update it.
+        r.on_packet(Time::ZERO, &at(3, 40), &mut out);
+        assert_eq!(out.packets.last().unwrap().ts, Time::from_nanos(10));
+        // The segment filling the hole does.
+        r.on_packet(Time::ZERO, &at(2, 50), &mut out);
+        assert_eq!(out.packets.last().unwrap().ts, Time::from_nanos(50));
     }
 }

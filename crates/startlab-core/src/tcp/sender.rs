@@ -39,6 +39,15 @@ enum ConnState {
     Done,
 }
 
+/// What a spurious retransmission would undo (Eifel, RFC 3522).
+#[derive(Copy, Clone, Debug)]
+struct UndoPoint {
+    /// When the first retransmission of `seq` left.
+    retransmitted_at: Time,
+    seq: u32,
+    prior_ssthresh: f64,
+}
+
 /// Counters of one connection.
 #[derive(Clone, Debug, Default)]
 pub struct SenderStats {
@@ -47,6 +56,8 @@ pub struct SenderStats {
     pub retransmissions: u64,
     pub timeouts: u64,
     pub fast_recoveries: u64,
+    /// Window reductions undone because the retransmission was spurious.
+    pub undos: u64,
 }
 
 /// The end of the first slow start.
@@ -94,6 +105,7 @@ pub struct TcpSender {
     syn_sent_at: Option<Time>,
     syn_retransmitted: bool,
     delivered_time: Time,
+    undo: Option<UndoPoint>,
     pub start_time: Time,
     pub stats: SenderStats,
     /// When the last segment of a finite flow was acknowledged.
@@ -142,6 +154,7 @@ impl TcpSender {
             syn_sent_at: None,
             syn_retransmitted: false,
             delivered_time: start_time,
+            undo: None,
             start_time,
             stats: SenderStats::default(),
             completed_at: None,
@@ -347,6 +360,16 @@ impl TcpSender {
             cong_controlled = self.cc.cong_control(&mut self.tcb, &rs, now);
         }
 
+        if let Some(u) = self.undo {
+            if ack > u.seq {
+                self.undo = None;
+                // Eifel detection (RFC 3522 §3.2): the ACK for the retransmitted segment echoes
+                // a timestamp older than the retransmission, so the original arrived.
+                if pkt.ts < u.retransmitted_at {
+                    self.undo_reduction(u, now);
+                }
+            }
+        }
         let acked = ack - una_before;
         if acked > 0 {
             self.on_new_data_acked(now, acked, ack, cong_controlled, out);
@@ -534,9 +557,34 @@ impl TcpSender {
         }
     }
 
+    fn set_undo_point(&mut self, now: Time) {
+        self.tcb.prior_cwnd = self.tcb.cwnd;
+        if self.cfg.undo {
+            self.undo =
+                Some(UndoPoint { retransmitted_at: now, seq: self.tcb.snd_una, prior_ssthresh: self.tcb.ssthresh });
+        }
+    }
+
+    /// Restores the window after a spurious retransmission (Linux `tcp_undo_cwnd_reduction`).
+    fn undo_reduction(&mut self, u: UndoPoint, now: Time) {
+        self.stats.undos += 1;
+        self.tcb.cwnd = self.cc.undo_cwnd(&mut self.tcb);
+        self.tcb.ssthresh = self.tcb.ssthresh.max(u.prior_ssthresh);
+        // Segments deemed lost but never retransmitted were not lost after all.
+        for s in self.segs.iter_mut() {
+            if s.lost && !s.retx_in_flight {
+                s.lost = false;
+                self.lost_out -= 1;
+            }
+        }
+        self.dupacks = 0;
+        self.set_ca_state(CaState::Open, now);
+    }
+
     fn enter_recovery(&mut self, now: Time, out: &mut Outbox) {
         self.note_slow_start_exit(now, ExitReason::Loss);
         self.stats.fast_recoveries += 1;
+        self.set_undo_point(now);
         self.tcb.ssthresh = self.cc.ssthresh(&mut self.tcb, now);
         self.recover = self.tcb.high_tx;
         self.partial_ack_seen = false;
@@ -577,6 +625,9 @@ impl TcpSender {
         self.note_slow_start_exit(now, ExitReason::Timeout);
         // RFC 5681 §3.1: ssthresh is reduced once, not again when the same data times out again.
         if self.rtt.backoff() == 0 {
+            if self.tcb.ca_state != CaState::Recovery || self.undo.is_none() {
+                self.set_undo_point(now);
+            }
             self.tcb.ssthresh = self.cc.ssthresh(&mut self.tcb, now);
         }
         self.set_ca_state(CaState::Loss, now);
@@ -727,6 +778,7 @@ impl TcpSender {
             kind: PacketKind::Data,
             seq,
             rwnd_segments: 0,
+            ts: now,
             sack: SackBlocks::default(),
         });
     }
@@ -740,6 +792,7 @@ impl TcpSender {
             kind,
             seq: 0,
             rwnd_segments: 0,
+            ts: Time::ZERO,
             sack: SackBlocks::default(),
         }
     }
@@ -776,6 +829,10 @@ mod tests {
         }
     }
 
+    fn ack_echo(seq: u32, ts: Time) -> Packet {
+        Packet { ts, ..ack(seq) }
+    }
+
     fn ack(seq: u32) -> Packet {
         Packet {
             flow: 0,
@@ -785,6 +842,7 @@ mod tests {
             kind: PacketKind::Ack,
             seq,
             rwnd_segments: u32::MAX,
+            ts: Time::ZERO,
             sack: SackBlocks::default(),
         }
     }
@@ -860,5 +918,44 @@ mod tests {
         assert_eq!(s.tcb.cwnd, 5.0);
         assert_eq!(s.stats.fast_recoveries, 1);
         assert_eq!(s.ss_exit.map(|e| (e.cwnd, e.reason)), Some((10.0, ExitReason::Loss)));
+    }
+
+    fn sender(undo: bool) -> TcpSender {
+        let cfg = TcpConfig { initial_window: 10, undo, ..TcpConfig::default() };
+        TcpSender::new(0, 0, 1, cfg, FlowSize::UNLIMITED, Box::new(Reno::new(RenoConfig::default())), Time::ZERO)
+    }
+
+    #[test]
+    fn a_spurious_timeout_is_undone_when_the_ack_echoes_the_original_transmission() {
+        for undo in [false, true] {
+            let mut s = sender(undo);
+            let mut out = Outbox::default();
+            s.start(Time::ZERO, &mut out);
+            // No ACK within the initial RTO of 1 s: timeout, retransmission of segment 0, cwnd 1.
+            s.on_timer(ms(1000), &mut out);
+            assert_eq!((s.stats.timeouts, s.tcb.cwnd), (1, 1.0));
+            assert_eq!(out.packets.last().unwrap().seq, 0);
+            // The ACK of the original transmissions arrives, echoing their timestamp (t = 0).
+            s.on_packet(ms(1010), &ack_echo(10, Time::ZERO), &mut out);
+            if undo {
+                // Restored to the prior 10, then one slow-start increment for this ACK.
+                assert_eq!((s.stats.undos, s.tcb.cwnd, s.phase()), (1, 11.0, Phase::SlowStart));
+                assert_eq!(s.tcb.ssthresh, f64::INFINITY);
+            } else {
+                assert_eq!((s.stats.undos, s.tcb.cwnd), (0, 2.0));
+                assert_eq!(s.tcb.ssthresh, 5.0);
+            }
+        }
+    }
+
+    #[test]
+    fn a_real_loss_is_not_undone() {
+        let mut s = sender(true);
+        let mut out = Outbox::default();
+        s.start(Time::ZERO, &mut out);
+        s.on_timer(ms(1000), &mut out);
+        // The ACK echoes the retransmission's timestamp: the original was lost.
+        s.on_packet(ms(1100), &ack_echo(10, ms(1000)), &mut out);
+        assert_eq!((s.stats.undos, s.tcb.cwnd), (0, 2.0));
     }
 }

@@ -102,6 +102,7 @@ impl UdpSource {
             kind: PacketKind::Datagram,
             seq: self.next_seq,
             rwnd_segments: 0,
+            ts: Time::ZERO,
             sack: SackBlocks::default(),
         });
         self.next_seq = self.next_seq.wrapping_add(1);
