@@ -27,6 +27,7 @@
 pub mod registry;
 pub mod reno;
 pub mod slow_start;
+pub mod testing;
 
 use crate::time::{Duration, Time};
 use crate::units::Rate;
