@@ -7,7 +7,9 @@ fn main() {
     let text = std::fs::read_to_string(&path).expect("readable file");
     let s = startlab_core::scenario::from_toml(&text).unwrap_or_else(|e| panic!("{e}"));
     let r = startlab_core::scenario::resolve(&s).unwrap_or_else(|e| panic!("{e}"));
-    let report = startlab_core::scenario::build(&r).unwrap_or_else(|e| panic!("{e}")).run();
+    let report = startlab_core::scenario::build(&r)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run();
     for f in &report.flows {
         println!(
             "flow {} {:<10} delivered {:>12} B goodput {:>8.2} Mbps retx {:>6} timeouts {:>3} recoveries {:>4} drops {:>6} ss-exit {:.3}s cwnd {:.1} ({}) done {}",
@@ -17,14 +19,29 @@ fn main() {
     }
     for l in &report.links {
         if !l.alias.is_empty() {
-            println!("link {:<12} {:<18} util {:.4} forwarded {:>9} drops {:>6} max queue {}", l.name, l.alias, l.utilization, l.forwarded_packets, l.drops, l.max_queue_packets);
+            println!(
+                "link {:<12} {:<18} util {:.4} forwarded {:>9} drops {:>6} max queue {}",
+                l.name, l.alias, l.utilization, l.forwarded_packets, l.drops, l.max_queue_packets
+            );
         }
     }
-    println!("events {} packets {}", report.stats.events, report.stats.packets_forwarded);
+    println!(
+        "events {} packets {}",
+        report.stats.events, report.stats.packets_forwarded
+    );
     if std::env::var("TRACE").is_ok() {
         let fs = &report.flow_series;
         for i in (0..fs.len()).step_by(std::env::var("TRACE").unwrap().parse().unwrap_or(10)) {
-            println!("{:.3} f{} cwnd {:.2} ssth {:.1} inflight {} phase {} srtt {:.1}ms", fs.time_ns[i] as f64 * 1e-9, fs.flow[i], fs.cwnd[i], fs.ssthresh[i], fs.in_flight[i], fs.phase[i], fs.srtt_ns[i] as f64 * 1e-6);
+            println!(
+                "{:.3} f{} cwnd {:.2} ssth {:.1} inflight {} phase {} srtt {:.1}ms",
+                fs.time_ns[i] as f64 * 1e-9,
+                fs.flow[i],
+                fs.cwnd[i],
+                fs.ssthresh[i],
+                fs.in_flight[i],
+                fs.phase[i],
+                fs.srtt_ns[i] as f64 * 1e-6
+            );
         }
     }
 }

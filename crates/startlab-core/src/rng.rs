@@ -60,18 +60,24 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a: Vec<f64> = (0..5).map({
-            let mut r = Rng::stream(7, 1);
-            move |_| r.uniform()
-        }).collect();
-        let b: Vec<f64> = (0..5).map({
-            let mut r = Rng::stream(7, 1);
-            move |_| r.uniform()
-        }).collect();
-        let c: Vec<f64> = (0..5).map({
-            let mut r = Rng::stream(7, 2);
-            move |_| r.uniform()
-        }).collect();
+        let a: Vec<f64> = (0..5)
+            .map({
+                let mut r = Rng::stream(7, 1);
+                move |_| r.uniform()
+            })
+            .collect();
+        let b: Vec<f64> = (0..5)
+            .map({
+                let mut r = Rng::stream(7, 1);
+                move |_| r.uniform()
+            })
+            .collect();
+        let c: Vec<f64> = (0..5)
+            .map({
+                let mut r = Rng::stream(7, 2);
+                move |_| r.uniform()
+            })
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

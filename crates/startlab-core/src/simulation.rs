@@ -158,7 +158,13 @@ impl Simulation {
         for (i, &(link, from, to)) in measure.windows.iter().enumerate() {
             events.push(from, Event::WindowMark(i as u32));
             events.push(to.min(end), Event::WindowMark(i as u32));
-            windows.push(Window { link, from, to: to.min(end), busy_at_from: Duration::ZERO, utilization: None });
+            windows.push(Window {
+                link,
+                from,
+                to: to.min(end),
+                busy_at_from: Duration::ZERO,
+                utilization: None,
+            });
         }
         Simulation {
             now: Time::ZERO,
@@ -204,9 +210,22 @@ impl Simulation {
     }
 
     fn insert_tcp(&mut self, spec: TcpFlowSpec) -> Result<FlowId, BuildError> {
-        let cc = registry::build(&spec.cc, &spec.cc_params, &spec.startup, &spec.startup_params)?;
+        let cc = registry::build(
+            &spec.cc,
+            &spec.cc_params,
+            &spec.startup,
+            &spec.startup_params,
+        )?;
         let id = self.flows.len() as FlowId;
-        let sender = TcpSender::new(id, spec.src, spec.dst, spec.cfg.clone(), spec.size, cc, spec.start);
+        let sender = TcpSender::new(
+            id,
+            spec.src,
+            spec.dst,
+            spec.cfg.clone(),
+            spec.size,
+            cc,
+            spec.start,
+        );
         let receiver = TcpReceiver::new(id, spec.dst, spec.src, spec.cfg, spec.size);
         self.flows.push(Slot::Tcp(Box::new(TcpFlow {
             sender,
@@ -239,7 +258,8 @@ impl Simulation {
         // Generators draw from streams after the per-flow ones, counted from the top.
         let rng = Rng::stream(self.seed, streams::SOURCE + (u32::MAX - index) as u64);
         let mut g = Generator { spec, rng };
-        let first = g.spec.start + Duration::from_secs_f64(g.rng.exponential(g.spec.mean_interarrival.as_secs_f64()));
+        let first = g.spec.start
+            + Duration::from_secs_f64(g.rng.exponential(g.spec.mean_interarrival.as_secs_f64()));
         if first < g.spec.stop {
             self.events.push(first, Event::Spawn(index));
         }
@@ -260,7 +280,12 @@ impl Simulation {
         }
         self.now = self.end;
         if self.measure.interval.is_some() {
-            let last = self.flow_series.time_ns.last().or(self.queue_series.time_ns.last()).copied();
+            let last = self
+                .flow_series
+                .time_ns
+                .last()
+                .or(self.queue_series.time_ns.last())
+                .copied();
             if last != Some(self.end.as_nanos() as i64) {
                 self.sample();
             }
@@ -285,7 +310,9 @@ impl Simulation {
                     if t.sender_event == Some(now) {
                         t.sender_event = None;
                     }
-                    let mut out = Outbox { packets: std::mem::take(&mut self.scratch) };
+                    let mut out = Outbox {
+                        packets: std::mem::take(&mut self.scratch),
+                    };
                     t.sender.on_timer(now, &mut out);
                     self.flush(out);
                     self.sync_timers(f);
@@ -297,7 +324,9 @@ impl Simulation {
                     if t.receiver_event == Some(now) {
                         t.receiver_event = None;
                     }
-                    let mut out = Outbox { packets: std::mem::take(&mut self.scratch) };
+                    let mut out = Outbox {
+                        packets: std::mem::take(&mut self.scratch),
+                    };
                     t.receiver.on_timer(now, &mut out);
                     self.flush(out);
                     self.sync_timers(f);
@@ -341,7 +370,9 @@ impl Simulation {
     fn start_tcp(&mut self, f: FlowId) {
         let now = self.now;
         if let Slot::Tcp(t) = &mut self.flows[f as usize] {
-            let mut out = Outbox { packets: std::mem::take(&mut self.scratch) };
+            let mut out = Outbox {
+                packets: std::mem::take(&mut self.scratch),
+            };
             t.sender.start(now, &mut out);
             self.flush(out);
             self.sync_timers(f);
@@ -355,9 +386,15 @@ impl Simulation {
         let bytes = gen.spec.sizes.sample(&mut gen.rng);
         spec.size = FlowSize::from_bytes(bytes, spec.cfg.mss_bytes);
         spec.start = now;
-        let next = now + Duration::from_secs_f64(gen.rng.exponential(gen.spec.mean_interarrival.as_secs_f64()));
+        let next = now
+            + Duration::from_secs_f64(
+                gen.rng
+                    .exponential(gen.spec.mean_interarrival.as_secs_f64()),
+            );
         let stop = gen.spec.stop;
-        let id = self.insert_tcp(spec).expect("algorithm checked when the generator was added");
+        let id = self
+            .insert_tcp(spec)
+            .expect("algorithm checked when the generator was added");
         self.start_tcp(id);
         if next < stop {
             self.events.push(next, Event::Spawn(g));
@@ -376,7 +413,9 @@ impl Simulation {
         match &mut self.flows[f as usize] {
             Slot::Udp(u) => u.on_delivery(&pkt),
             Slot::Tcp(t) => {
-                let mut out = Outbox { packets: std::mem::take(&mut self.scratch) };
+                let mut out = Outbox {
+                    packets: std::mem::take(&mut self.scratch),
+                };
                 let to_sender = matches!(pkt.kind, PacketKind::Ack | PacketKind::SynAck);
                 if to_sender {
                     t.sender.on_packet(now, &pkt, &mut out);
@@ -404,7 +443,11 @@ impl Simulation {
     /// Puts `pkt` on the link from `node` towards its destination.
     fn forward(&mut self, node: NodeId, pkt: Packet) {
         let link = self.net.route(node, pkt.dst);
-        assert!(link != NO_ROUTE, "no route from node {node} to node {}", pkt.dst);
+        assert!(
+            link != NO_ROUTE,
+            "no route from node {node} to node {}",
+            pkt.dst
+        );
         let seq = self.events.reserve_seq();
         let admission = self.net.links[link as usize].enqueue(self.now, pkt, seq);
         match admission {
@@ -412,19 +455,28 @@ impl Simulation {
                 self.flow_drops[pkt.flow as usize] += 1;
                 self.packets_dropped += 1;
             }
-            Admission::Scheduled { arrival, became_head } => {
+            Admission::Scheduled {
+                arrival,
+                became_head,
+            } => {
                 if became_head {
-                    self.events.push_reserved(arrival, seq, Event::Arrival(link));
+                    self.events
+                        .push_reserved(arrival, seq, Event::Arrival(link));
                 }
             }
         }
-        if self.measure.interval.is_none() && self.measure.queue_series && self.sampled[link as usize] {
+        if self.measure.interval.is_none()
+            && self.measure.queue_series
+            && self.sampled[link as usize]
+        {
             self.sample_queue(link);
         }
     }
 
     fn sync_timers(&mut self, f: FlowId) {
-        let Slot::Tcp(t) = &mut self.flows[f as usize] else { return };
+        let Slot::Tcp(t) = &mut self.flows[f as usize] else {
+            return;
+        };
         if let Some(d) = t.sender.next_timer() {
             if t.sender_event.map_or(true, |p| d < p) {
                 t.sender_event = Some(d);
@@ -457,7 +509,9 @@ impl Simulation {
     }
 
     fn sample_flow(&mut self, f: FlowId) {
-        let Slot::Tcp(t) = &self.flows[f as usize] else { return };
+        let Slot::Tcp(t) = &self.flows[f as usize] else {
+            return;
+        };
         let s = &t.sender;
         if !s.is_started() || (s.is_done() && s.completed_at.is_some_and(|c| c < self.now)) {
             return;
@@ -467,12 +521,15 @@ impl Simulation {
         fs.flow.push(f);
         fs.cwnd.push(s.tcb.cwnd);
         fs.ssthresh.push(s.tcb.ssthresh);
-        fs.srtt_ns.push(s.srtt().map_or(-1, |d| d.as_nanos() as i64));
-        fs.rtt_ns.push(s.tcb.latest_rtt.map_or(-1, |d| d.as_nanos() as i64));
+        fs.srtt_ns
+            .push(s.srtt().map_or(-1, |d| d.as_nanos() as i64));
+        fs.rtt_ns
+            .push(s.tcb.latest_rtt.map_or(-1, |d| d.as_nanos() as i64));
         fs.in_flight.push(s.in_flight());
         fs.delivered_bytes.push(t.receiver.delivered_bytes);
         fs.phase.push(s.phase() as u8);
-        fs.pacing_rate_bps.push(s.tcb.pacing_rate.map_or(0.0, |r| r.bps_f64()));
+        fs.pacing_rate_bps
+            .push(s.tcb.pacing_rate.map_or(0.0, |r| r.bps_f64()));
     }
 
     fn sample_queue(&mut self, l: LinkId) {
@@ -536,7 +593,11 @@ impl Simulation {
                 utilization: w.utilization.unwrap_or(f64::NAN),
             })
             .collect();
-        let goodputs: Vec<f64> = flows.iter().filter(|f| f.kind == "tcp").map(|f| f.goodput_bps).collect();
+        let goodputs: Vec<f64> = flows
+            .iter()
+            .filter(|f| f.kind == "tcp")
+            .map(|f| f.goodput_bps)
+            .collect();
         let stats = RunStats {
             events: self.events_processed,
             packets_forwarded,
@@ -547,7 +608,14 @@ impl Simulation {
             packets_in_network: self.net.links.iter().map(|l| l.in_flight() as u64).sum(),
             jain_index: jain_index(&goodputs),
         };
-        Report { flow_series: self.flow_series, queue_series: self.queue_series, flows, links, windows, stats }
+        Report {
+            flow_series: self.flow_series,
+            queue_series: self.queue_series,
+            flows,
+            links,
+            windows,
+            stats,
+        }
     }
 
     fn summarize(&self, i: usize, slot: &Slot) -> FlowSummary {
@@ -576,9 +644,16 @@ impl Simulation {
                     src: node(s.node()),
                     dst: node(s.peer()),
                     start_ns: s.start_time.as_nanos() as i64,
-                    size_bytes: s.size().total_bytes(s.tcb.mss_bytes).map_or(-1, |b| b as i64),
+                    size_bytes: s
+                        .size()
+                        .total_bytes(s.tcb.mss_bytes)
+                        .map_or(-1, |b| b as i64),
                     delivered_bytes: r.delivered_bytes,
-                    goodput_bps: if s.is_started() { goodput(r.delivered_bytes, s.start_time, stop) } else { 0.0 },
+                    goodput_bps: if s.is_started() {
+                        goodput(r.delivered_bytes, s.start_time, stop)
+                    } else {
+                        0.0
+                    },
                     sent_packets: s.stats.sent_packets,
                     retransmissions: s.stats.retransmissions,
                     timeouts: s.stats.timeouts,
@@ -588,7 +663,9 @@ impl Simulation {
                     ss_exit_ns: exit.map_or(-1, |e| e.time.as_nanos() as i64),
                     ss_exit_cwnd: exit.map_or(f64::NAN, |e| e.cwnd),
                     ss_exit_reason: exit.map_or(String::new(), |e| e.reason.to_string()),
-                    completion_ns: s.completed_at.map_or(-1, |c| (c - s.start_time).as_nanos() as i64),
+                    completion_ns: s
+                        .completed_at
+                        .map_or(-1, |c| (c - s.start_time).as_nanos() as i64),
                 }
             }
             Slot::Udp(u) => FlowSummary {
@@ -628,4 +705,3 @@ impl Simulation {
         }
     }
 }
-

@@ -86,7 +86,12 @@ impl Sub<Time> for Time {
     type Output = Duration;
     /// Panics in debug builds if `rhs` is later than `self`.
     fn sub(self, rhs: Time) -> Duration {
-        debug_assert!(rhs.0 <= self.0, "time went backwards: {:?} - {:?}", self, rhs);
+        debug_assert!(
+            rhs.0 <= self.0,
+            "time went backwards: {:?} - {:?}",
+            self,
+            rhs
+        );
         Duration(self.0.saturating_sub(rhs.0))
     }
 }

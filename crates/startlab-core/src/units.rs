@@ -14,7 +14,9 @@ impl Rate {
         Rate { bits_per_second }
     }
     pub const fn from_mbps(mbps: u64) -> Self {
-        Rate { bits_per_second: mbps * 1_000_000 }
+        Rate {
+            bits_per_second: mbps * 1_000_000,
+        }
     }
     pub const fn bps(self) -> u64 {
         self.bits_per_second
@@ -65,17 +67,26 @@ mod tests {
     #[test]
     fn a_1000_byte_packet_at_40mbps_takes_200us() {
         // 8000 bit / 40e6 bit/s = 200 us
-        assert_eq!(Rate::from_mbps(40).transmit_time(1000), Duration::from_micros(200));
+        assert_eq!(
+            Rate::from_mbps(40).transmit_time(1000),
+            Duration::from_micros(200)
+        );
     }
 
     #[test]
     fn transmit_time_rounds_up() {
         // 8000 bit / 1.5e6 bit/s = 5333333.33 ns -> 5333334 ns
-        assert_eq!(Rate::from_bps(1_500_000).transmit_time(1000).as_nanos(), 5_333_334);
+        assert_eq!(
+            Rate::from_bps(1_500_000).transmit_time(1000).as_nanos(),
+            5_333_334
+        );
     }
 
     #[test]
     fn bdp_in_bytes() {
-        assert_eq!(Rate::from_mbps(40).bytes_in(Duration::from_millis(100)), 500_000);
+        assert_eq!(
+            Rate::from_mbps(40).bytes_in(Duration::from_millis(100)),
+            500_000
+        );
     }
 }

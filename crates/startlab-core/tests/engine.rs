@@ -10,7 +10,14 @@ use startlab_core::traffic::{UdpPattern, UdpSource};
 use startlab_core::{Duration, Rate, Time};
 
 fn params(rate: Rate, delay: Duration, limit: u32) -> LinkParams {
-    LinkParams { rate, delay, discipline: Discipline::DropTail(DropTail { limit: Limit::Packets(limit) }), loss: 0.0 }
+    LinkParams {
+        rate,
+        delay,
+        discipline: Discipline::DropTail(DropTail {
+            limit: Limit::Packets(limit),
+        }),
+        loss: 0.0,
+    }
 }
 
 fn run_toml(text: &str) -> Report {
@@ -35,10 +42,28 @@ fn two_links(end: Time) -> Report {
     net.add_link(a, r, p1.clone(), p1, "", 1);
     net.add_link(r, b, p2.clone(), p2, "", 1);
     net.compute_routes();
-    let mut sim = Simulation::new(net, end, 1, MeasureSpec { interval: None, ..MeasureSpec::default() });
+    let mut sim = Simulation::new(
+        net,
+        end,
+        1,
+        MeasureSpec {
+            interval: None,
+            ..MeasureSpec::default()
+        },
+    );
     // 1000 bytes at 8 Mbps every 1 ms, stopped before the second.
     sim.add_udp_source(|id, rng: Rng| {
-        UdpSource::new(id, a, b, Rate::from_mbps(8), 1000, Time::ZERO, Time::from_nanos(1), UdpPattern::Cbr, rng)
+        UdpSource::new(
+            id,
+            a,
+            b,
+            Rate::from_mbps(8),
+            1000,
+            Time::ZERO,
+            Time::from_nanos(1),
+            UdpPattern::Cbr,
+            rng,
+        )
     });
     sim.run()
 }
@@ -128,7 +153,10 @@ fn newreno_recovers_from_several_losses_in_one_window_in_one_recovery() {
     let r = sim.run();
     let f = &r.flows[0];
     assert_eq!(f.delivered_bytes, 200_000);
-    assert_eq!((f.timeouts, f.fast_recoveries, f.retransmissions), (0, 1, 3));
+    assert_eq!(
+        (f.timeouts, f.fast_recoveries, f.retransmissions),
+        (0, 1, 3)
+    );
 }
 
 #[test]
@@ -167,7 +195,10 @@ fn reno_falls_back_to_a_timeout_or_repeated_recoveries_where_newreno_does_not() 
 
 #[test]
 fn sack_recovery_repairs_several_holes_in_one_round() {
-    let text = ONE_FLOW.replace("initial_ssthresh = 20", "initial_ssthresh = 20\nsack = true");
+    let text = ONE_FLOW.replace(
+        "initial_ssthresh = 20",
+        "initial_ssthresh = 20\nsack = true",
+    );
     let mut sim = build_toml(&text);
     let l = sim.network().find_link("bottleneck").unwrap() as usize;
     for seq in [30, 33, 36] {
@@ -176,7 +207,10 @@ fn sack_recovery_repairs_several_holes_in_one_round() {
     let r = sim.run();
     let f = &r.flows[0];
     assert_eq!(f.delivered_bytes, 200_000);
-    assert_eq!((f.timeouts, f.fast_recoveries, f.retransmissions), (0, 1, 3));
+    assert_eq!(
+        (f.timeouts, f.fast_recoveries, f.retransmissions),
+        (0, 1, 3)
+    );
     // All three holes are retransmitted within the first round of recovery: the flow completes
     // sooner than NewReno, which needs one round per hole.
     let mut nr = build_toml(ONE_FLOW);
@@ -184,7 +218,12 @@ fn sack_recovery_repairs_several_holes_in_one_round() {
         nr.network_mut().links[l].lose_once(0, seq);
     }
     let nr = nr.run();
-    assert!(f.completion_ns < nr.flows[0].completion_ns, "{} vs {}", f.completion_ns, nr.flows[0].completion_ns);
+    assert!(
+        f.completion_ns < nr.flows[0].completion_ns,
+        "{} vs {}",
+        f.completion_ns,
+        nr.flows[0].completion_ns
+    );
 }
 
 #[test]
@@ -261,7 +300,11 @@ window = [{ link = "bottleneck", from = "0s", to = "10s" }]
     // 20 Mbps for 9.5 s, 1000-byte datagrams, minus what the queue dropped.
     let sent = udp.sent_packets;
     assert_eq!(sent, 23_750);
-    assert!(udp.goodput_bps > 18e6 && udp.goodput_bps <= 20e6, "{}", udp.goodput_bps);
+    assert!(
+        udp.goodput_bps > 18e6 && udp.goodput_bps <= 20e6,
+        "{}",
+        udp.goodput_bps
+    );
     // With ssthresh 32 NewReno leaves slow start after about 5 RTTs, then adds one segment per
     // RTT (RFC 5681 eq. 3): from 0.5 s to 9.5 s, 9 s / 84.8 ms = 106 RTTs, about 106 segments.
     let fs = &r.flow_series;
@@ -318,7 +361,10 @@ size = { distribution = "lognormal-pareto", mu = 9.357, sigma = 1.328, tail_frac
     assert!(n > 110 && n < 190, "{n}");
     let done = r.flows.iter().filter(|f| f.completion_ns > 0).count();
     assert!(done as f64 > 0.9 * n as f64, "{done} of {n}");
-    assert_eq!(r.stats.packets_created, r.stats.packets_delivered + r.stats.packets_dropped + r.stats.packets_in_network);
+    assert_eq!(
+        r.stats.packets_created,
+        r.stats.packets_delivered + r.stats.packets_dropped + r.stats.packets_in_network
+    );
 }
 
 #[test]
@@ -341,7 +387,11 @@ interval = "event"
     let fs = &r.flow_series;
     // The first row (the first ACK of data) already has an srtt from the SYN / SYN-ACK exchange:
     // 2 x (5 + 40 + 5) ms plus the serialization of two 40-byte packets on three links.
-    assert!(fs.srtt_ns[0] >= 100_000_000 && fs.srtt_ns[0] < 100_100_000, "{}", fs.srtt_ns[0]);
+    assert!(
+        fs.srtt_ns[0] >= 100_000_000 && fs.srtt_ns[0] < 100_100_000,
+        "{}",
+        fs.srtt_ns[0]
+    );
     // 5 segments sent at once after the handshake: the last ACK comes one more RTT later.
     let c = r.flows[0].completion_ns;
     assert!(c > 200_000_000 && c < 201_000_000, "{c}");
@@ -353,7 +403,14 @@ fn dumbbell_builder_is_usable_without_scenarios() {
         forward: params(Rate::from_mbps(10), Duration::from_millis(10), 50),
         reverse: params(Rate::from_mbps(10), Duration::from_millis(10), 50),
     };
-    let net = dumbbell(&DumbbellSpec { bottleneck: d.clone(), sender_access: vec![d.clone()], receiver_access: vec![d] }, 1);
+    let net = dumbbell(
+        &DumbbellSpec {
+            bottleneck: d.clone(),
+            sender_access: vec![d.clone()],
+            receiver_access: vec![d],
+        },
+        1,
+    );
     assert_eq!(net.nodes.len(), 4);
     assert_eq!(net.links.len(), 6);
 }

@@ -23,26 +23,41 @@ fn case() -> impl Strategy<Value = Case> {
         2u32..200,
         any::<bool>(),
         prop_oneof![Just(0.0), 0.0..0.02f64],
-        prop::collection::vec((any::<bool>(), any::<bool>(), any::<bool>(), 0u32..1000, any::<bool>()), 1..4),
+        prop::collection::vec(
+            (
+                any::<bool>(),
+                any::<bool>(),
+                any::<bool>(),
+                0u32..1000,
+                any::<bool>(),
+            ),
+            1..4,
+        ),
         prop::option::of(1u32..50),
         0u64..(i64::MAX as u64),
     )
-        .prop_map(|(rate_mbps, delay_ms, buffer, red, loss, flows, udp_mbps, seed)| Case {
-            rate_mbps,
-            delay_ms,
-            buffer,
-            red,
-            loss,
-            flows,
-            udp_mbps,
-            seed,
-        })
+        .prop_map(
+            |(rate_mbps, delay_ms, buffer, red, loss, flows, udp_mbps, seed)| Case {
+                rate_mbps,
+                delay_ms,
+                buffer,
+                red,
+                loss,
+                flows,
+                udp_mbps,
+                seed,
+            },
+        )
 }
 
 fn toml(c: &Case) -> String {
     let pairs = c.flows.len() + 1;
     let queue = if c.red {
-        format!("{{ kind = \"red\", limit = {}, min_th = 1, max_th = {} }}", c.buffer, (c.buffer / 2).max(2))
+        format!(
+            "{{ kind = \"red\", limit = {}, min_th = 1, max_th = {} }}",
+            c.buffer,
+            (c.buffer / 2).max(2)
+        )
     } else {
         format!("{{ kind = \"droptail\", limit = {} }}", c.buffer)
     };
@@ -59,14 +74,19 @@ fn toml(c: &Case) -> String {
         );
     }
     if let Some(u) = c.udp_mbps {
-        s += &format!("[[flows]]\nkind = \"cbr\"\npair = {}\nrate = \"{u}Mbps\"\nstart = \"0.5s\"\n", pairs - 1);
+        s += &format!(
+            "[[flows]]\nkind = \"cbr\"\npair = {}\nrate = \"{u}Mbps\"\nstart = \"0.5s\"\n",
+            pairs - 1
+        );
     }
     s
 }
 
 fn run(text: &str) -> startlab_core::measure::Report {
     let s = scenario::from_toml(text).unwrap();
-    scenario::build(&scenario::resolve(&s).unwrap()).unwrap().run()
+    scenario::build(&scenario::resolve(&s).unwrap())
+        .unwrap()
+        .run()
 }
 
 proptest! {

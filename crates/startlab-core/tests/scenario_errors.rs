@@ -34,27 +34,39 @@ fn the_base_is_valid_and_resolves_bdp_into_packets() {
 #[test]
 fn unknown_field() {
     let e = error(&BASE.replace("rate = \"40Mbps\"", "rat = \"40Mbps\""));
-    assert!(e.starts_with("topology.bottleneck.rat: unknown field `rat`"), "{e}");
+    assert!(
+        e.starts_with("topology.bottleneck.rat: unknown field `rat`"),
+        "{e}"
+    );
     assert!(e.contains("`rate`"), "{e}");
 }
 
 #[test]
 fn negative_rate() {
     let e = error(&BASE.replace("\"40Mbps\"", "\"-5Mbps\""));
-    assert!(e.starts_with("topology.bottleneck.rate: invalid rate \"-5Mbps\""), "{e}");
+    assert!(
+        e.starts_with("topology.bottleneck.rate: invalid rate \"-5Mbps\""),
+        "{e}"
+    );
     assert!(e.contains("Mbps"), "{e}");
 }
 
 #[test]
 fn negative_buffer() {
     let e = error(&BASE.replace("\"1BDP\"", "\"-1BDP\""));
-    assert!(e.starts_with("topology.bottleneck.queue.limit: invalid queue limit \"-1BDP\""), "{e}");
+    assert!(
+        e.starts_with("topology.bottleneck.queue.limit: invalid queue limit \"-1BDP\""),
+        "{e}"
+    );
 }
 
 #[test]
 fn unknown_algorithm() {
     let e = error(&BASE.replace("\"newreno\"", "\"warp\""));
-    assert!(e.starts_with("flows[0].cc: unknown congestion control \"warp\"; available:"), "{e}");
+    assert!(
+        e.starts_with("flows[0].cc: unknown congestion control \"warp\"; available:"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -76,17 +88,38 @@ fn missing_and_out_of_range_values() {
     let e = error(&BASE.replace("[[flows]]\ncc = \"newreno\"", "[[flows]]\nkind = \"cbr\""));
     assert!(e.starts_with("flows[0].rate: required"), "{e}");
     let e = error(&BASE.replace("delay = \"40ms\",", "delay = \"40ms\", loss = 1.5,"));
-    assert!(e.starts_with("topology.bottleneck.loss: invalid probability 1.5"), "{e}");
+    assert!(
+        e.starts_with("topology.bottleneck.loss: invalid probability 1.5"),
+        "{e}"
+    );
     let e = error(&BASE.replace("cc = \"newreno\"", "cc = \"newreno\"\npair = 3"));
     assert!(e.starts_with("flows[0].pair: invalid pair 3"), "{e}");
     let e = error(&BASE.replace("cc = \"newreno\"", "cc = \"newreno\"\nstart = \"11s\""));
-    assert!(e.starts_with("flows[0].start: 11s is not before the end"), "{e}");
-    let e = error(&BASE.replace("cc = \"newreno\"", "cc = \"newreno\"\ncc_params = { beta = 0.5, gamma = 2 }"));
-    assert!(e.starts_with("flows[0].cc_params: unknown field `gamma`"), "{e}");
+    assert!(
+        e.starts_with("flows[0].start: 11s is not before the end"),
+        "{e}"
+    );
+    let e = error(&BASE.replace(
+        "cc = \"newreno\"",
+        "cc = \"newreno\"\ncc_params = { beta = 0.5, gamma = 2 }",
+    ));
+    assert!(
+        e.starts_with("flows[0].cc_params: unknown field `gamma`"),
+        "{e}"
+    );
     let e = error(&(BASE.to_string() + "[measure]\nlinks = [\"nowhere\"]\n"));
-    assert!(e.starts_with("measure.links[0]: unknown link \"nowhere\""), "{e}");
+    assert!(
+        e.starts_with("measure.links[0]: unknown link \"nowhere\""),
+        "{e}"
+    );
     let e = error(&BASE.replace("duration = \"10s\"", ""));
     assert!(e.contains("missing field `duration`"), "{e}");
-    let e = error(&BASE.replace("[[flows]]\ncc = \"newreno\"", "[[flows]]\ncc = \"newreno\"\ntcp = { recovery = \"sack\" }"));
-    assert!(e.starts_with("flows[0].tcp.recovery: \"sack\" recovery needs sack = true"), "{e}");
+    let e = error(&BASE.replace(
+        "[[flows]]\ncc = \"newreno\"",
+        "[[flows]]\ncc = \"newreno\"\ntcp = { recovery = \"sack\" }",
+    ));
+    assert!(
+        e.starts_with("flows[0].tcp.recovery: \"sack\" recovery needs sack = true"),
+        "{e}"
+    );
 }

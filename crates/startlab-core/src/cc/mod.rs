@@ -58,7 +58,13 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const NAMES: [&'static str; 5] = ["slow-start", "congestion-avoidance", "recovery", "loss", "closed"];
+    pub const NAMES: [&'static str; 5] = [
+        "slow-start",
+        "congestion-avoidance",
+        "recovery",
+        "loss",
+        "closed",
+    ];
     pub fn name(self) -> &'static str {
         Self::NAMES[self as usize]
     }
@@ -137,7 +143,12 @@ pub struct Tcb {
 }
 
 impl Tcb {
-    pub fn new(mss_bytes: u32, wire_bytes: u32, initial_window: f64, initial_ssthresh: f64) -> Self {
+    pub fn new(
+        mss_bytes: u32,
+        wire_bytes: u32,
+        initial_window: f64,
+        initial_ssthresh: f64,
+    ) -> Self {
         Tcb {
             cwnd: initial_window,
             ssthresh: initial_ssthresh,

@@ -51,14 +51,22 @@ pub trait AlgorithmConfig: Serialize + DeserializeOwned + Default {
 
 impl AlgorithmConfig for RenoConfig {
     const PARAMS: &'static [(&'static str, &'static str)] = &[
-        ("abc_limit", "RFC 3465 byte-counting limit L in segments; 0 counts ACKs (RFC 5681)"),
-        ("beta", "multiplicative decrease: ssthresh = max(FlightSize x beta, 2)"),
+        (
+            "abc_limit",
+            "RFC 3465 byte-counting limit L in segments; 0 counts ACKs (RFC 5681)",
+        ),
+        (
+            "beta",
+            "multiplicative decrease: ssthresh = max(FlightSize x beta, 2)",
+        ),
     ];
 }
 
 impl AlgorithmConfig for StandardConfig {
-    const PARAMS: &'static [(&'static str, &'static str)] =
-        &[("abc_limit", "RFC 3465 byte-counting limit L in segments; 0 counts ACKs (RFC 5681)")];
+    const PARAMS: &'static [(&'static str, &'static str)] = &[(
+        "abc_limit",
+        "RFC 3465 byte-counting limit L in segments; 0 counts ACKs (RFC 5681)",
+    )];
 }
 
 /// Reads an algorithm's parameters, rejecting unknown names.
@@ -66,37 +74,41 @@ pub fn parse<C: AlgorithmConfig>(params: &Params) -> Result<C, String> {
     serde_json::from_value(serde_json::Value::Object(params.clone())).map_err(|e| e.to_string())
 }
 
-fn param_info<C: AlgorithmConfig>() -> Vec<ParamInfo> {
+/// The parameter table of a configuration type, with defaults read from its `Default`.
+pub fn param_info<C: AlgorithmConfig>() -> Vec<ParamInfo> {
     let defaults = serde_json::to_value(C::default()).expect("config serializes");
     C::PARAMS
         .iter()
         .map(|&(name, description)| ParamInfo {
             name,
-            default: defaults.get(name).map(|v| v.to_string()).unwrap_or_default(),
+            default: defaults
+                .get(name)
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
             description,
         })
         .collect()
 }
 
-type BuildCc = fn(&Params) -> Result<Box<dyn CongestionControl>, String>;
-type BuildStartup = fn(&Params) -> Result<Box<dyn SlowStart>, String>;
+pub type BuildCc = fn(&Params) -> Result<Box<dyn CongestionControl>, String>;
+pub type BuildStartup = fn(&Params) -> Result<Box<dyn SlowStart>, String>;
 
-struct CcEntry {
-    name: &'static str,
-    summary: &'static str,
-    source: &'static str,
+pub struct CcEntry {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub source: &'static str,
     /// Loss recovery used when the scenario says `recovery = "auto"` and SACK is off.
-    recovery: &'static str,
-    params: fn() -> Vec<ParamInfo>,
-    build: BuildCc,
+    pub recovery: &'static str,
+    pub params: fn() -> Vec<ParamInfo>,
+    pub build: BuildCc,
 }
 
-struct StartupEntry {
-    name: &'static str,
-    summary: &'static str,
-    source: &'static str,
-    params: fn() -> Vec<ParamInfo>,
-    build: BuildStartup,
+pub struct StartupEntry {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub source: &'static str,
+    pub params: fn() -> Vec<ParamInfo>,
+    pub build: BuildStartup,
 }
 
 fn build_reno(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
@@ -120,15 +132,27 @@ const CCS: &[CcEntry] = &[
         params: param_info::<RenoConfig>,
         build: build_reno,
     },
+    // seed 000 (Wang et al.): Westwood+
+    // seed 000 / 003: Vegas
+    // seed 002 (Ha): CUBIC, BIC-TCP, BLAST
+    // seed 003 (Ho et al.): Gallop-Vegas
 ];
 
-const STARTUPS: &[StartupEntry] = &[StartupEntry {
-    name: "slow-start",
-    summary: "standard slow start: cwnd += 1 segment per ACK, or min(acked, L) with byte counting",
-    source: "RFC 5681 §3.1, RFC 3465",
-    params: param_info::<StandardConfig>,
-    build: |p| Ok(Box::new(Standard::new(parse(p)?))),
-}];
+const STARTUPS: &[StartupEntry] = &[
+    StartupEntry {
+        name: "slow-start",
+        summary:
+            "standard slow start: cwnd += 1 segment per ACK, or min(acked, L) with byte counting",
+        source: "RFC 5681 §3.1, RFC 3465",
+        params: param_info::<StandardConfig>,
+        build: |p| Ok(Box::new(Standard::new(parse(p)?))),
+    },
+    // seed 000 (Wang et al.): Astart, Hoe's packet-pair ssthresh
+    // seed 000 / 003: Vegas slow start
+    // seed 001 (Deng et al.): P-Start
+    // seed 002 (Ha): HyStart
+    // beyond the papers: Limited Slow Start (RFC 3742), HyStart++ (RFC 9406), SEARCH
+];
 
 /// Every algorithm, controllers first.
 pub fn algorithms() -> Vec<AlgorithmInfo> {
@@ -161,7 +185,11 @@ pub struct BuildError {
 }
 
 fn names<T>(entries: &[T], name: fn(&T) -> &'static str) -> String {
-    entries.iter().map(|e| format!("\"{}\"", name(e))).collect::<Vec<_>>().join(", ")
+    entries
+        .iter()
+        .map(|e| format!("\"{}\"", name(e)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Builds the controller of a flow: `cc` with its parameters, its slow start replaced by
@@ -172,12 +200,20 @@ pub fn build(
     startup: &str,
     startup_params: &Params,
 ) -> Result<Box<dyn CongestionControl>, BuildError> {
-    let entry = CCS.iter().find(|e| e.name == cc).ok_or_else(|| BuildError {
-        field: "cc",
-        message: format!("unknown congestion control \"{cc}\"; available: {}", names(CCS, |e| e.name)),
+    let entry = CCS
+        .iter()
+        .find(|e| e.name == cc)
+        .ok_or_else(|| BuildError {
+            field: "cc",
+            message: format!(
+                "unknown congestion control \"{cc}\"; available: {}",
+                names(CCS, |e| e.name)
+            ),
+        })?;
+    let controller = (entry.build)(cc_params).map_err(|message| BuildError {
+        field: "cc_params",
+        message,
     })?;
-    let controller =
-        (entry.build)(cc_params).map_err(|message| BuildError { field: "cc_params", message })?;
     if startup == DEFAULT_STARTUP {
         if !startup_params.is_empty() {
             return Err(BuildError {
@@ -187,20 +223,32 @@ pub fn build(
         }
         return Ok(controller);
     }
-    let s = STARTUPS.iter().find(|e| e.name == startup).ok_or_else(|| BuildError {
-        field: "startup",
-        message: format!(
-            "unknown startup algorithm \"{startup}\"; available: \"default\", {}",
-            names(STARTUPS, |e| e.name)
-        ),
+    let s = STARTUPS
+        .iter()
+        .find(|e| e.name == startup)
+        .ok_or_else(|| BuildError {
+            field: "startup",
+            message: format!(
+                "unknown startup algorithm \"{startup}\"; available: \"default\", {}",
+                names(STARTUPS, |e| e.name)
+            ),
+        })?;
+    let startup = (s.build)(startup_params).map_err(|message| BuildError {
+        field: "startup_params",
+        message,
     })?;
-    let startup = (s.build)(startup_params).map_err(|message| BuildError { field: "startup_params", message })?;
-    Ok(Box::new(WithStartup { cc: controller, startup }))
+    Ok(Box::new(WithStartup {
+        cc: controller,
+        startup,
+    }))
 }
 
 /// The loss recovery a controller uses by default (`recovery = "auto"` without SACK).
 pub fn default_recovery(cc: &str) -> &'static str {
-    CCS.iter().find(|e| e.name == cc).map(|e| e.recovery).unwrap_or("newreno")
+    CCS.iter()
+        .find(|e| e.name == cc)
+        .map(|e| e.recovery)
+        .unwrap_or("newreno")
 }
 
 #[cfg(test)]
@@ -211,12 +259,22 @@ mod tests {
     fn every_listed_parameter_exists_with_a_default() {
         for a in algorithms() {
             for p in &a.params {
-                assert!(!p.default.is_empty(), "{} {} has no default", a.name, p.name);
+                assert!(
+                    !p.default.is_empty(),
+                    "{} {} has no default",
+                    a.name,
+                    p.name
+                );
             }
         }
         // And every field of the configs is listed.
-        let reno_keys: Vec<String> =
-            serde_json::to_value(RenoConfig::default()).unwrap().as_object().unwrap().keys().cloned().collect();
+        let reno_keys: Vec<String> = serde_json::to_value(RenoConfig::default())
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
         let listed: Vec<String> = RenoConfig::PARAMS.iter().map(|p| p.0.to_string()).collect();
         assert_eq!(reno_keys, listed);
     }
@@ -225,7 +283,11 @@ mod tests {
     fn unknown_names_are_reported_with_the_alternatives() {
         let e = build("cubicc", &Params::new(), "default", &Params::new()).unwrap_err();
         assert_eq!(e.field, "cc");
-        assert!(e.message.contains("\"cubicc\"") && e.message.contains("\"newreno\""), "{}", e.message);
+        assert!(
+            e.message.contains("\"cubicc\"") && e.message.contains("\"newreno\""),
+            "{}",
+            e.message
+        );
         let mut bad = Params::new();
         bad.insert("betta".into(), serde_json::json!(0.5));
         let e = build("reno", &bad, "default", &Params::new()).unwrap_err();

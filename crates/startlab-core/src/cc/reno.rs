@@ -19,7 +19,10 @@ pub struct RenoConfig {
 
 impl Default for RenoConfig {
     fn default() -> Self {
-        RenoConfig { abc_limit: 0, beta: 0.5 }
+        RenoConfig {
+            abc_limit: 0,
+            beta: 0.5,
+        }
     }
 }
 
@@ -31,7 +34,9 @@ pub struct Reno {
 
 impl Reno {
     pub fn new(config: RenoConfig) -> Self {
-        let slow_start = Standard::new(StandardConfig { abc_limit: config.abc_limit });
+        let slow_start = Standard::new(StandardConfig {
+            abc_limit: config.abc_limit,
+        });
         Reno { config, slow_start }
     }
 }
@@ -39,7 +44,11 @@ impl Reno {
 /// Congestion avoidance: cwnd += 1/cwnd per ACK (RFC 5681 eq. 3), i.e. about one segment per RTT.
 /// With ABC, each acknowledged segment counts.
 pub fn additive_increase(tcb: &mut Tcb, ack: &Ack, abc_limit: u32) {
-    let n = if abc_limit == 0 { 1 } else { ack.acked.min(abc_limit) };
+    let n = if abc_limit == 0 {
+        1
+    } else {
+        ack.acked.min(abc_limit)
+    };
     for _ in 0..n {
         tcb.cwnd += 1.0 / tcb.cwnd;
     }
@@ -75,7 +84,14 @@ mod tests {
         let mut t = Tcb::new(1000, 1040, 10.0, 10.0);
         let mut r = Reno::new(RenoConfig::default());
         for i in 0..10 {
-            r.cong_avoid(&mut t, &Ack { acked: 1, ack_seq: i }, Time::ZERO);
+            r.cong_avoid(
+                &mut t,
+                &Ack {
+                    acked: 1,
+                    ack_seq: i,
+                },
+                Time::ZERO,
+            );
         }
         // Ten increments of 1/cwnd starting at 10: just under 11.
         assert!(t.cwnd > 10.9 && t.cwnd < 11.0, "{}", t.cwnd);

@@ -72,7 +72,17 @@ mod tests {
         let mut t = tcb(2.0, 100.0);
         let mut ss = Standard::default();
         // A delayed ACK covering two segments still adds one (RFC 5681).
-        assert_eq!(ss.on_ack(&mut t, &Ack { acked: 2, ack_seq: 2 }, Time::ZERO), 0);
+        assert_eq!(
+            ss.on_ack(
+                &mut t,
+                &Ack {
+                    acked: 2,
+                    ack_seq: 2
+                },
+                Time::ZERO
+            ),
+            0
+        );
         assert_eq!(t.cwnd, 3.0);
     }
 
@@ -80,7 +90,14 @@ mod tests {
     fn abc_counts_acked_segments_up_to_l() {
         let mut t = tcb(2.0, 100.0);
         let mut ss = Standard::new(StandardConfig { abc_limit: 2 });
-        ss.on_ack(&mut t, &Ack { acked: 3, ack_seq: 3 }, Time::ZERO);
+        ss.on_ack(
+            &mut t,
+            &Ack {
+                acked: 3,
+                ack_seq: 3,
+            },
+            Time::ZERO,
+        );
         assert_eq!(t.cwnd, 4.0);
     }
 
@@ -88,7 +105,14 @@ mod tests {
     fn stops_at_ssthresh_and_returns_the_rest() {
         let mut t = tcb(9.0, 10.0);
         let mut ss = Standard::new(StandardConfig { abc_limit: 4 });
-        let left = ss.on_ack(&mut t, &Ack { acked: 3, ack_seq: 3 }, Time::ZERO);
+        let left = ss.on_ack(
+            &mut t,
+            &Ack {
+                acked: 3,
+                ack_seq: 3,
+            },
+            Time::ZERO,
+        );
         assert_eq!(t.cwnd, 10.0);
         assert_eq!(left, 2);
     }

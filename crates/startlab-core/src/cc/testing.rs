@@ -31,7 +31,12 @@ impl Driver {
     /// A connection with the given initial cwnd and ssthresh (segments), 1000-byte segments,
     /// already established (`init` has been called).
     pub fn new(cc: Box<dyn CongestionControl>, cwnd: f64, ssthresh: f64) -> Self {
-        let mut d = Driver { tcb: Tcb::new(1000, 1040, cwnd, ssthresh), cc, now: Time::ZERO, outstanding: Default::default() };
+        let mut d = Driver {
+            tcb: Tcb::new(1000, 1040, cwnd, ssthresh),
+            cc,
+            now: Time::ZERO,
+            outstanding: Default::default(),
+        };
         d.cc.init(&mut d.tcb, d.now);
         d.cc.cwnd_event(&mut d.tcb, CwndEvent::TxStart, d.now);
         d
@@ -75,11 +80,24 @@ impl Driver {
             None => rtt,
             Some(s) => Duration::from_nanos((7 * s.as_nanos() + rtt.as_nanos()) / 8),
         });
-        let sample = AckSample { acked: n, rtt: Some(rtt), prior_in_flight };
+        let sample = AckSample {
+            acked: n,
+            rtt: Some(rtt),
+            prior_in_flight,
+        };
         self.cc.pkts_acked(&mut self.tcb, &sample, self.now);
-        let rs = RateSample { delivered: n as u64, interval: rtt, prior_in_flight, rtt: Some(rtt), acked: n };
+        let rs = RateSample {
+            delivered: n as u64,
+            interval: rtt,
+            prior_in_flight,
+            rtt: Some(rtt),
+            acked: n,
+        };
         if !self.cc.cong_control(&mut self.tcb, &rs, self.now) {
-            let ack = Ack { acked: n, ack_seq: self.tcb.snd_una };
+            let ack = Ack {
+                acked: n,
+                ack_seq: self.tcb.snd_una,
+            };
             self.cc.cong_avoid(&mut self.tcb, &ack, self.now);
         }
     }
@@ -108,7 +126,8 @@ impl Driver {
     /// A loss detected by duplicate ACKs: the controller's ssthresh, cwnd = ssthresh, one round
     /// in recovery, then back to Open.
     pub fn fast_recovery(&mut self) {
-        self.cc.set_state(&mut self.tcb, CaState::Recovery, self.now);
+        self.cc
+            .set_state(&mut self.tcb, CaState::Recovery, self.now);
         self.tcb.ca_state = CaState::Recovery;
         self.tcb.prior_cwnd = self.tcb.cwnd;
         self.tcb.ssthresh = self.cc.ssthresh(&mut self.tcb, self.now);
@@ -148,7 +167,13 @@ mod tests {
     use crate::cc::registry;
 
     fn newreno() -> Box<dyn CongestionControl> {
-        registry::build("newreno", &Default::default(), "default", &Default::default()).unwrap()
+        registry::build(
+            "newreno",
+            &Default::default(),
+            "default",
+            &Default::default(),
+        )
+        .unwrap()
     }
 
     #[test]

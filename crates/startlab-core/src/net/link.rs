@@ -105,7 +105,11 @@ impl Link {
         if self.scripted_losses.is_empty() || p.kind != PacketKind::Data {
             return false;
         }
-        match self.scripted_losses.iter().position(|&(f, s)| f == p.flow && s == p.seq) {
+        match self
+            .scripted_losses
+            .iter()
+            .position(|&(f, s)| f == p.flow && s == p.seq)
+        {
             Some(i) => {
                 self.scripted_losses.swap_remove(i);
                 true
@@ -128,8 +132,13 @@ impl Link {
     /// Queue occupancy at `now`: packets waiting, not counting the one being transmitted.
     pub fn occupancy(&mut self, now: Time) -> Occupancy {
         self.advance(now);
-        let idle_since = (self.waiting.is_empty() && self.busy_until <= now).then_some(self.busy_until);
-        Occupancy { packets: self.waiting.len() as u32, bytes: self.waiting_bytes, idle_since }
+        let idle_since =
+            (self.waiting.is_empty() && self.busy_until <= now).then_some(self.busy_until);
+        Occupancy {
+            packets: self.waiting.len() as u32,
+            bytes: self.waiting_bytes,
+            idle_since,
+        }
     }
 
     /// Offers `packet` to the link at `now`. `seq` is the event-order number reserved for its
@@ -149,7 +158,8 @@ impl Link {
         if start > now {
             self.waiting.push_back((start, packet.wire_bytes));
             self.waiting_bytes += packet.wire_bytes as u64;
-            self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.waiting.len() as u32);
+            self.stats.max_queue_packets =
+                self.stats.max_queue_packets.max(self.waiting.len() as u32);
         }
         if self.rng.bernoulli(self.params.loss) || self.scripted_loss(&packet) {
             self.stats.losses += 1;
@@ -157,13 +167,23 @@ impl Link {
         }
         let arrival = self.busy_until + self.params.delay;
         let became_head = self.pipe.is_empty();
-        self.pipe.push_back(InFlight { arrival, seq, packet });
-        Admission::Scheduled { arrival, became_head }
+        self.pipe.push_back(InFlight {
+            arrival,
+            seq,
+            packet,
+        });
+        Admission::Scheduled {
+            arrival,
+            became_head,
+        }
     }
 
     /// Removes the head packet, which arrives now.
     pub fn pop_arrival(&mut self) -> Packet {
-        self.pipe.pop_front().expect("link arrival without a packet in flight").packet
+        self.pipe
+            .pop_front()
+            .expect("link arrival without a packet in flight")
+            .packet
     }
 
     /// Arrival time and event-order number of the head packet, if any.
@@ -173,7 +193,8 @@ impl Link {
 
     /// Cumulative transmitting time up to `now` (exact: everything admitted is sent back to back).
     pub fn busy_time(&self, now: Time) -> Duration {
-        self.busy_total.saturating_sub(self.busy_until.saturating_since(now))
+        self.busy_total
+            .saturating_sub(self.busy_until.saturating_since(now))
     }
 
     /// Fraction of [from, to] the transmitter was busy.
@@ -231,7 +252,9 @@ mod tests {
             LinkParams {
                 rate: Rate::from_mbps(8), // 1000 B in 1 ms
                 delay: Duration::from_millis(10),
-                discipline: Discipline::DropTail(DropTail { limit: Limit::Packets(limit) }),
+                discipline: Discipline::DropTail(DropTail {
+                    limit: Limit::Packets(limit),
+                }),
                 loss: 0.0,
             },
             Rng::stream(0, 0),
@@ -242,10 +265,22 @@ mod tests {
     fn arrival_is_serialization_plus_propagation() {
         let mut l = link(10);
         let a = l.enqueue(Time::ZERO, pkt(1000), 0);
-        assert_eq!(a, Admission::Scheduled { arrival: Time::from_nanos(11_000_000), became_head: true });
+        assert_eq!(
+            a,
+            Admission::Scheduled {
+                arrival: Time::from_nanos(11_000_000),
+                became_head: true
+            }
+        );
         // The second packet waits 1 ms for the first.
         let b = l.enqueue(Time::ZERO, pkt(1000), 1);
-        assert_eq!(b, Admission::Scheduled { arrival: Time::from_nanos(12_000_000), became_head: false });
+        assert_eq!(
+            b,
+            Admission::Scheduled {
+                arrival: Time::from_nanos(12_000_000),
+                became_head: false
+            }
+        );
     }
 
     #[test]
@@ -253,10 +288,17 @@ mod tests {
         // A burst of 10 packets into a limit of 3: one goes straight to the transmitter, three
         // wait, six are dropped.
         let mut l = link(3);
-        let outcomes: Vec<_> = (0..10).map(|i| l.enqueue(Time::ZERO, pkt(1000), i)).collect();
-        let dropped = outcomes.iter().filter(|a| **a == Admission::Dropped).count();
+        let outcomes: Vec<_> = (0..10)
+            .map(|i| l.enqueue(Time::ZERO, pkt(1000), i))
+            .collect();
+        let dropped = outcomes
+            .iter()
+            .filter(|a| **a == Admission::Dropped)
+            .count();
         assert_eq!(dropped, 6);
-        assert!(outcomes[..4].iter().all(|a| matches!(a, Admission::Scheduled { .. })));
+        assert!(outcomes[..4]
+            .iter()
+            .all(|a| matches!(a, Admission::Scheduled { .. })));
         assert_eq!(l.occupancy(Time::ZERO).packets, 3);
         // 1.5 ms later the first has left and the second is being sent: two wait.
         assert_eq!(l.occupancy(Time::from_nanos(1_500_000)).packets, 2);
@@ -267,7 +309,13 @@ mod tests {
         let mut l = link(10);
         l.enqueue(Time::ZERO, pkt(1000), 0);
         l.enqueue(Time::ZERO, pkt(1000), 1);
-        assert_eq!(l.busy_time(Time::from_nanos(1_500_000)), Duration::from_micros(1500));
-        assert_eq!(l.busy_time(Time::from_nanos(5_000_000)), Duration::from_millis(2));
+        assert_eq!(
+            l.busy_time(Time::from_nanos(1_500_000)),
+            Duration::from_micros(1500)
+        );
+        assert_eq!(
+            l.busy_time(Time::from_nanos(5_000_000)),
+            Duration::from_millis(2)
+        );
     }
 }

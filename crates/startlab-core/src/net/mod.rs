@@ -40,7 +40,10 @@ pub const NO_ROUTE: LinkId = LinkId::MAX;
 
 impl Network {
     pub fn add_node(&mut self, name: impl Into<String>, kind: NodeKind) -> NodeId {
-        self.nodes.push(Node { name: name.into(), kind });
+        self.nodes.push(Node {
+            name: name.into(),
+            kind,
+        });
         (self.nodes.len() - 1) as NodeId
     }
 
@@ -56,16 +59,30 @@ impl Network {
         seed: u64,
     ) -> (LinkId, LinkId) {
         let f = self.add_direction(a, b, forward, alias.to_string(), seed);
-        let r_alias = if alias.is_empty() { String::new() } else { format!("{alias}.reverse") };
+        let r_alias = if alias.is_empty() {
+            String::new()
+        } else {
+            format!("{alias}.reverse")
+        };
         let r = self.add_direction(b, a, reverse, r_alias, seed);
         (f, r)
     }
 
-    fn add_direction(&mut self, from: NodeId, to: NodeId, params: LinkParams, alias: String, seed: u64) -> LinkId {
+    fn add_direction(
+        &mut self,
+        from: NodeId,
+        to: NodeId,
+        params: LinkParams,
+        alias: String,
+        seed: u64,
+    ) -> LinkId {
         let id = self.links.len() as LinkId;
         let rng = Rng::stream(seed, streams::LINK_LOSS + id as u64);
         self.links.push(Link::new(from, to, params, rng));
-        self.link_names.push(format!("{}->{}", self.nodes[from as usize].name, self.nodes[to as usize].name));
+        self.link_names.push(format!(
+            "{}->{}",
+            self.nodes[from as usize].name, self.nodes[to as usize].name
+        ));
         self.link_aliases.push(alias);
         id
     }
@@ -111,12 +128,19 @@ impl Network {
         self.link_names
             .iter()
             .position(|n| n == name)
-            .or_else(|| self.link_aliases.iter().position(|n| !n.is_empty() && n == name))
+            .or_else(|| {
+                self.link_aliases
+                    .iter()
+                    .position(|n| !n.is_empty() && n == name)
+            })
             .map(|i| i as LinkId)
     }
 
     pub fn find_node(&self, name: &str) -> Option<NodeId> {
-        self.nodes.iter().position(|n| n.name == name).map(|i| i as NodeId)
+        self.nodes
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| i as NodeId)
     }
 
     /// The sequence of links from `src` to `dst`, if a route exists.

@@ -77,7 +77,13 @@ pub struct Red {
 
 impl Red {
     pub fn new(params: RedParams, typical_tx_time: Duration, rng: Rng) -> Self {
-        Red { params, avg: 0.0, count: 0, typical_tx_time, rng }
+        Red {
+            params,
+            avg: 0.0,
+            count: 0,
+            typical_tx_time,
+            rng,
+        }
     }
 
     pub fn average(&self) -> f64 {
@@ -117,7 +123,11 @@ impl Red {
         // Spread drops uniformly: pa = pb / (1 - count pb) (Floyd & Jacobson §7).
         self.count += 1;
         let denom = 1.0 - self.count as f64 * pb;
-        let pa = if denom <= 0.0 { 1.0 } else { (pb / denom).min(1.0) };
+        let pa = if denom <= 0.0 {
+            1.0
+        } else {
+            (pb / denom).min(1.0)
+        };
         if self.rng.bernoulli(pa) {
             self.count = 0;
             false
@@ -162,19 +172,27 @@ mod tests {
     use super::*;
 
     fn occ(packets: u32) -> Occupancy {
-        Occupancy { packets, bytes: packets as u64 * 1000, idle_since: None }
+        Occupancy {
+            packets,
+            bytes: packets as u64 * 1000,
+            idle_since: None,
+        }
     }
 
     #[test]
     fn droptail_in_packets_admits_up_to_the_limit() {
-        let mut q = DropTail { limit: Limit::Packets(3) };
+        let mut q = DropTail {
+            limit: Limit::Packets(3),
+        };
         assert!(q.admit(&occ(2), 1000));
         assert!(!q.admit(&occ(3), 1000));
     }
 
     #[test]
     fn droptail_in_bytes_counts_the_arrival() {
-        let mut q = DropTail { limit: Limit::Bytes(2500) };
+        let mut q = DropTail {
+            limit: Limit::Bytes(2500),
+        };
         assert!(q.admit(&occ(1), 1000)); // 1000 + 1000 <= 2500
         assert!(!q.admit(&occ(2), 1000)); // 2000 + 1000 > 2500
         assert!(q.admit(&occ(2), 500));
@@ -182,7 +200,14 @@ mod tests {
 
     fn red(gentle: bool) -> Red {
         Red::new(
-            RedParams { limit: Limit::Packets(1000), min_th: 5.0, max_th: 15.0, max_p: 0.1, w_q: 0.5, gentle },
+            RedParams {
+                limit: Limit::Packets(1000),
+                min_th: 5.0,
+                max_th: 15.0,
+                max_p: 0.1,
+                w_q: 0.5,
+                gentle,
+            },
             Duration::from_micros(100),
             Rng::stream(1, 0),
         )
@@ -221,7 +246,11 @@ mod tests {
         }
         let before = q.average();
         // 10 ms idle = 100 typical packet times: (1 - 0.5)^100 ~ 0
-        let idle = Occupancy { packets: 0, bytes: 0, idle_since: Some(Time::ZERO) };
+        let idle = Occupancy {
+            packets: 0,
+            bytes: 0,
+            idle_since: Some(Time::ZERO),
+        };
         q.admit(&idle, 1000, Time::ZERO + Duration::from_millis(10));
         assert!(before > 9.0 && q.average() < 1e-6);
     }

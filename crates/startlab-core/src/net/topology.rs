@@ -33,17 +33,42 @@ pub fn dumbbell(spec: &DumbbellSpec, seed: u64) -> Network {
     assert_eq!(spec.sender_access.len(), spec.receiver_access.len());
     let mut net = Network::default();
     let n = spec.sender_access.len();
-    let senders: Vec<NodeId> = (0..n).map(|i| net.add_node(format!("s{i}"), NodeKind::Host)).collect();
-    let receivers: Vec<NodeId> = (0..n).map(|i| net.add_node(format!("r{i}"), NodeKind::Host)).collect();
+    let senders: Vec<NodeId> = (0..n)
+        .map(|i| net.add_node(format!("s{i}"), NodeKind::Host))
+        .collect();
+    let receivers: Vec<NodeId> = (0..n)
+        .map(|i| net.add_node(format!("r{i}"), NodeKind::Host))
+        .collect();
     let left = net.add_node("left", NodeKind::Router);
     let right = net.add_node("right", NodeKind::Router);
     let b = &spec.bottleneck;
-    net.add_link(left, right, b.forward.clone(), b.reverse.clone(), "bottleneck", seed);
+    net.add_link(
+        left,
+        right,
+        b.forward.clone(),
+        b.reverse.clone(),
+        "bottleneck",
+        seed,
+    );
     for i in 0..n {
         let a = &spec.sender_access[i];
-        net.add_link(senders[i], left, a.forward.clone(), a.reverse.clone(), "", seed);
+        net.add_link(
+            senders[i],
+            left,
+            a.forward.clone(),
+            a.reverse.clone(),
+            "",
+            seed,
+        );
         let a = &spec.receiver_access[i];
-        net.add_link(right, receivers[i], a.forward.clone(), a.reverse.clone(), "", seed);
+        net.add_link(
+            right,
+            receivers[i],
+            a.forward.clone(),
+            a.reverse.clone(),
+            "",
+            seed,
+        );
     }
     net.compute_routes();
     net
@@ -64,23 +89,60 @@ pub struct ParkingLotSpec {
 pub fn parking_lot(spec: &ParkingLotSpec, seed: u64) -> Network {
     let mut net = Network::default();
     let hops = spec.hops.len();
-    let routers: Vec<NodeId> = (0..=hops).map(|h| net.add_node(format!("R{h}"), NodeKind::Router)).collect();
+    let routers: Vec<NodeId> = (0..=hops)
+        .map(|h| net.add_node(format!("R{h}"), NodeKind::Router))
+        .collect();
     for (h, d) in spec.hops.iter().enumerate() {
-        net.add_link(routers[h], routers[h + 1], d.forward.clone(), d.reverse.clone(), &format!("hop{h}"), seed);
+        net.add_link(
+            routers[h],
+            routers[h + 1],
+            d.forward.clone(),
+            d.reverse.clone(),
+            &format!("hop{h}"),
+            seed,
+        );
     }
     let a = &spec.access;
     for i in 0..spec.long_pairs {
         let s = net.add_node(format!("ls{i}"), NodeKind::Host);
-        net.add_link(s, routers[0], a.forward.clone(), a.reverse.clone(), "", seed);
+        net.add_link(
+            s,
+            routers[0],
+            a.forward.clone(),
+            a.reverse.clone(),
+            "",
+            seed,
+        );
         let r = net.add_node(format!("lr{i}"), NodeKind::Host);
-        net.add_link(routers[hops], r, a.forward.clone(), a.reverse.clone(), "", seed);
+        net.add_link(
+            routers[hops],
+            r,
+            a.forward.clone(),
+            a.reverse.clone(),
+            "",
+            seed,
+        );
     }
     for h in 0..hops {
         for i in 0..spec.cross_pairs {
             let s = net.add_node(format!("cs{h}_{i}"), NodeKind::Host);
-            net.add_link(s, routers[h], a.forward.clone(), a.reverse.clone(), "", seed);
+            net.add_link(
+                s,
+                routers[h],
+                a.forward.clone(),
+                a.reverse.clone(),
+                "",
+                seed,
+            );
             let r = net.add_node(format!("cr{h}_{i}"), NodeKind::Host);
-            net.add_link(routers[h + 1], r, a.forward.clone(), a.reverse.clone(), "", seed);
+            net.add_link(
+                routers[h + 1],
+                r,
+                a.forward.clone(),
+                a.reverse.clone(),
+                "",
+                seed,
+            );
         }
     }
     net.compute_routes();
@@ -98,12 +160,17 @@ mod tests {
         LinkParams {
             rate: Rate::from_mbps(mbps),
             delay: Duration::from_millis(ms),
-            discipline: Discipline::DropTail(DropTail { limit: Limit::Packets(100) }),
+            discipline: Discipline::DropTail(DropTail {
+                limit: Limit::Packets(100),
+            }),
             loss: 0.0,
         }
     }
     fn duplex(mbps: u64, ms: u64) -> Duplex {
-        Duplex { forward: params(mbps, ms), reverse: params(mbps, ms) }
+        Duplex {
+            forward: params(mbps, ms),
+            reverse: params(mbps, ms),
+        }
     }
 
     #[test]
@@ -116,26 +183,52 @@ mod tests {
         let net = dumbbell(&spec, 1);
         let s1 = net.find_node("s1").unwrap();
         let r1 = net.find_node("r1").unwrap();
-        let names: Vec<&str> =
-            net.path(s1, r1).unwrap().iter().map(|&l| net.link_names[l as usize].as_str()).collect();
+        let names: Vec<&str> = net
+            .path(s1, r1)
+            .unwrap()
+            .iter()
+            .map(|&l| net.link_names[l as usize].as_str())
+            .collect();
         assert_eq!(names, ["s1->left", "left->right", "right->r1"]);
-        let back: Vec<&str> =
-            net.path(r1, s1).unwrap().iter().map(|&l| net.link_names[l as usize].as_str()).collect();
+        let back: Vec<&str> = net
+            .path(r1, s1)
+            .unwrap()
+            .iter()
+            .map(|&l| net.link_names[l as usize].as_str())
+            .collect();
         assert_eq!(back, ["r1->right", "right->left", "left->s1"]);
         assert_eq!(net.find_link("bottleneck"), net.find_link("left->right"));
-        assert_eq!(net.find_link("bottleneck.reverse"), net.find_link("right->left"));
+        assert_eq!(
+            net.find_link("bottleneck.reverse"),
+            net.find_link("right->left")
+        );
         // Hosts do not forward: no route from s0 to s1 through... s0 reaches s1 via left.
         assert_eq!(net.path(net.find_node("s0").unwrap(), s1).unwrap().len(), 2);
     }
 
     #[test]
     fn parking_lot_cross_traffic_uses_one_hop() {
-        let spec = ParkingLotSpec { hops: vec![duplex(10, 5); 3], long_pairs: 1, cross_pairs: 1, access: duplex(100, 1) };
+        let spec = ParkingLotSpec {
+            hops: vec![duplex(10, 5); 3],
+            long_pairs: 1,
+            cross_pairs: 1,
+            access: duplex(100, 1),
+        };
         let net = parking_lot(&spec, 1);
-        let p = net.path(net.find_node("ls0").unwrap(), net.find_node("lr0").unwrap()).unwrap();
+        let p = net
+            .path(net.find_node("ls0").unwrap(), net.find_node("lr0").unwrap())
+            .unwrap();
         assert_eq!(p.len(), 5);
-        let p = net.path(net.find_node("cs1_0").unwrap(), net.find_node("cr1_0").unwrap()).unwrap();
-        let names: Vec<&str> = p.iter().map(|&l| net.link_names[l as usize].as_str()).collect();
+        let p = net
+            .path(
+                net.find_node("cs1_0").unwrap(),
+                net.find_node("cr1_0").unwrap(),
+            )
+            .unwrap();
+        let names: Vec<&str> = p
+            .iter()
+            .map(|&l| net.link_names[l as usize].as_str())
+            .collect();
         assert_eq!(names, ["cs1_0->R1", "R1->R2", "R2->cr1_0"]);
     }
 }

@@ -43,7 +43,10 @@ impl fmt::Display for ScenarioError {
 impl std::error::Error for ScenarioError {}
 
 fn err(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
-    ScenarioError { path: path.into(), message: message.into() }
+    ScenarioError {
+        path: path.into(),
+        message: message.into(),
+    }
 }
 
 fn from_path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> ScenarioError {
@@ -51,9 +54,15 @@ fn from_path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> Scenari
     let path = if path == "." { String::new() } else { path };
     let message = e.inner().to_string();
     // toml renders the location over several lines: keep the position and the reason.
-    let lines: Vec<&str> = message.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let lines: Vec<&str> = message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
     let message = match (lines.first(), lines.last()) {
-        (Some(first), Some(last)) if lines.len() > 1 && first.starts_with("TOML parse error") => format!("{last} ({first})"),
+        (Some(first), Some(last)) if lines.len() > 1 && first.starts_with("TOML parse error") => {
+            format!("{last} ({first})")
+        }
         _ => message.trim().to_string(),
     };
     err(path, message)
@@ -113,8 +122,23 @@ fn merge_tcp(over: &TcpSpec, base: &TcpSpec) -> TcpSpec {
         ($($f:ident),*) => { TcpSpec { $($f: over.$f.clone().or(base.$f.clone())),* } };
     }
     pick!(
-        mss, header, ack_size, initial_window, initial_ssthresh, receive_window, delayed_ack, delayed_ack_timeout,
-        sack, recovery, dupack_threshold, min_rto, max_rto, initial_rto, clock_granularity, handshake, undo
+        mss,
+        header,
+        ack_size,
+        initial_window,
+        initial_ssthresh,
+        receive_window,
+        delayed_ack,
+        delayed_ack_timeout,
+        sack,
+        recovery,
+        dupack_threshold,
+        min_rto,
+        max_rto,
+        initial_rto,
+        clock_granularity,
+        handshake,
+        undo
     )
 }
 
@@ -122,7 +146,16 @@ fn merge_link(over: &LinkSpec, base: &LinkSpec) -> LinkSpec {
     macro_rules! pick {
         ($($f:ident),*) => { LinkSpec { $($f: over.$f.clone().or(base.$f.clone())),* } };
     }
-    pick!(rate, delay, reverse_rate, reverse_delay, queue, reverse_queue, loss, reverse_loss)
+    pick!(
+        rate,
+        delay,
+        reverse_rate,
+        reverse_delay,
+        queue,
+        reverse_queue,
+        loss,
+        reverse_loss
+    )
 }
 
 fn default_access() -> LinkSpec {
@@ -135,7 +168,15 @@ fn default_access() -> LinkSpec {
 }
 
 fn droptail(limit: QueueLimit) -> QueueSpec {
-    QueueSpec { kind: QueueKind::Droptail, limit: Some(limit), min_th: None, max_th: None, max_p: None, w_q: None, gentle: None }
+    QueueSpec {
+        kind: QueueKind::Droptail,
+        limit: Some(limit),
+        min_th: None,
+        max_th: None,
+        max_p: None,
+        w_q: None,
+        gentle: None,
+    }
 }
 
 // ----- resolution --------------------------------------------------------------------------------
@@ -171,18 +212,27 @@ fn check_tcp(t: &TcpSpec, path: &str) -> Result<(), ScenarioError> {
         return Err(err(format!("{path}.mss"), "must be at most 1000000B"));
     }
     if t.dupack_threshold == Some(0) {
-        return Err(err(format!("{path}.dupack_threshold"), "invalid value 0: expected at least 1"));
+        return Err(err(
+            format!("{path}.dupack_threshold"),
+            "invalid value 0: expected at least 1",
+        ));
     }
     if let (Some(min), Some(max)) = (t.min_rto, t.max_rto) {
         if min.0 > max.0 {
-            return Err(err(format!("{path}.min_rto"), format!("{} is above max_rto ({})", min.0, max.0)));
+            return Err(err(
+                format!("{path}.min_rto"),
+                format!("{} is above max_rto ({})", min.0, max.0),
+            ));
         }
     }
     if t.initial_rto.is_some_and(|d| d.0.is_zero()) {
         return Err(err(format!("{path}.initial_rto"), "must be longer than 0s"));
     }
     if t.recovery == Some(RecoveryText::Sack) && t.sack == Some(false) {
-        return Err(err(format!("{path}.recovery"), "\"sack\" recovery needs sack = true"));
+        return Err(err(
+            format!("{path}.recovery"),
+            "\"sack\" recovery needs sack = true",
+        ));
     }
     Ok(())
 }
@@ -197,15 +247,27 @@ fn not_for(field: &str, present: bool, kind: &str) -> Result<(), ScenarioError> 
 
 fn resolve_topology(t: &Topology, tcp: &TcpSpec) -> Result<Topology, ScenarioError> {
     let mut r = t.clone();
-    let access = merge_link(t.access.as_ref().unwrap_or(&LinkSpec::default()), &default_access());
+    let access = merge_link(
+        t.access.as_ref().unwrap_or(&LinkSpec::default()),
+        &default_access(),
+    );
     check_link(&access, "topology.access")?;
-    let bottleneck_defaults = LinkSpec { queue: Some(droptail(QueueLimit::Bdp(1.0))), ..LinkSpec::default() };
+    let bottleneck_defaults = LinkSpec {
+        queue: Some(droptail(QueueLimit::Bdp(1.0))),
+        ..LinkSpec::default()
+    };
     let bottleneck = fill_directions(merge_link(&t.bottleneck, &bottleneck_defaults));
     if bottleneck.rate.is_none() {
-        return Err(err("topology.bottleneck.rate", "required (e.g. rate = \"40Mbps\")"));
+        return Err(err(
+            "topology.bottleneck.rate",
+            "required (e.g. rate = \"40Mbps\")",
+        ));
     }
     if bottleneck.delay.is_none() {
-        return Err(err("topology.bottleneck.delay", "required (e.g. delay = \"40ms\")"));
+        return Err(err(
+            "topology.bottleneck.delay",
+            "required (e.g. delay = \"40ms\")",
+        ));
     }
     check_link(&bottleneck, "topology.bottleneck")?;
     let access = fill_directions(access);
@@ -218,20 +280,30 @@ fn resolve_topology(t: &Topology, tcp: &TcpSpec) -> Result<Topology, ScenarioErr
             not_for("topology.hop", t.hop.is_some(), kind)?;
             let pairs = t.pairs.unwrap_or(1);
             if pairs == 0 || pairs > 10_000 {
-                return Err(err("topology.pairs", format!("invalid value {pairs}: expected 1 to 10000")));
+                return Err(err(
+                    "topology.pairs",
+                    format!("invalid value {pairs}: expected 1 to 10000"),
+                ));
             }
             let given = t.pair.clone().unwrap_or_default();
             if given.len() > pairs as usize {
-                return Err(err("topology.pair", format!("{} entries for {pairs} pairs", given.len())));
+                return Err(err(
+                    "topology.pair",
+                    format!("{} entries for {pairs} pairs", given.len()),
+                ));
             }
             let mut list = Vec::new();
             for i in 0..pairs as usize {
                 let p = given.get(i).cloned().unwrap_or_default();
                 let s = fill_directions(merge_link(&p.sender_access.unwrap_or_default(), &access));
-                let rcv = fill_directions(merge_link(&p.receiver_access.unwrap_or_default(), &access));
+                let rcv =
+                    fill_directions(merge_link(&p.receiver_access.unwrap_or_default(), &access));
                 check_link(&s, &format!("topology.pair[{i}].sender_access"))?;
                 check_link(&rcv, &format!("topology.pair[{i}].receiver_access"))?;
-                list.push(PairSpec { sender_access: Some(s), receiver_access: Some(rcv) });
+                list.push(PairSpec {
+                    sender_access: Some(s),
+                    receiver_access: Some(rcv),
+                });
             }
             r.pairs = Some(pairs);
             r.pair = Some(list);
@@ -240,17 +312,31 @@ fn resolve_topology(t: &Topology, tcp: &TcpSpec) -> Result<Topology, ScenarioErr
             let kind = "parking-lot";
             not_for("topology.pairs", t.pairs.is_some(), kind)?;
             not_for("topology.pair", t.pair.is_some(), kind)?;
-            let hops = t.hops.ok_or_else(|| err("topology.hops", "required for a parking lot (e.g. hops = 3)"))?;
+            let hops = t.hops.ok_or_else(|| {
+                err(
+                    "topology.hops",
+                    "required for a parking lot (e.g. hops = 3)",
+                )
+            })?;
             if hops == 0 || hops > 1000 {
-                return Err(err("topology.hops", format!("invalid value {hops}: expected 1 to 1000")));
+                return Err(err(
+                    "topology.hops",
+                    format!("invalid value {hops}: expected 1 to 1000"),
+                ));
             }
             let given = t.hop.clone().unwrap_or_default();
             if given.len() > hops as usize {
-                return Err(err("topology.hop", format!("{} entries for {hops} hops", given.len())));
+                return Err(err(
+                    "topology.hop",
+                    format!("{} entries for {hops} hops", given.len()),
+                ));
             }
             let mut list = Vec::new();
             for i in 0..hops as usize {
-                let h = fill_directions(merge_link(&given.get(i).cloned().unwrap_or_default(), &bottleneck));
+                let h = fill_directions(merge_link(
+                    &given.get(i).cloned().unwrap_or_default(),
+                    &bottleneck,
+                ));
                 check_link(&h, &format!("topology.hop[{i}]"))?;
                 list.push(h);
             }
@@ -272,7 +358,11 @@ fn resolve_topology(t: &Topology, tcp: &TcpSpec) -> Result<Topology, ScenarioErr
     let wire = tcp.mss.unwrap().0 + tcp.header.unwrap().0;
     let bdp_packets = r.bottleneck.rate.unwrap().0.bytes_in(rtt) as f64 / wire as f64;
     let resolve_limit = |q: &mut Option<QueueSpec>| {
-        if let Some(QueueSpec { limit: Some(QueueLimit::Bdp(x)), .. }) = q {
+        if let Some(QueueSpec {
+            limit: Some(QueueLimit::Bdp(x)),
+            ..
+        }) = q
+        {
             let packets = (*x * bdp_packets).round().max(1.0) as u32;
             q.as_mut().unwrap().limit = Some(QueueLimit::Packets(packets));
         }
@@ -323,7 +413,10 @@ fn check_link(l: &LinkSpec, path: &str) -> Result<(), ScenarioError> {
     for (name, p) in [("loss", l.loss), ("reverse_loss", l.reverse_loss)] {
         if let Some(p) = p {
             if !(0.0..=1.0).contains(&p) {
-                return Err(err(format!("{path}.{name}"), format!("invalid probability {p}: expected 0 to 1")));
+                return Err(err(
+                    format!("{path}.{name}"),
+                    format!("invalid probability {p}: expected 0 to 1"),
+                ));
             }
         }
     }
@@ -344,15 +437,26 @@ fn check_link(l: &LinkSpec, path: &str) -> Result<(), ScenarioError> {
             }
             QueueKind::Red => {
                 let q = fill_queue(q.clone());
-                let (min, max, max_p, w_q) = (q.min_th.unwrap(), q.max_th.unwrap(), q.max_p.unwrap(), q.w_q.unwrap());
+                let (min, max, max_p, w_q) = (
+                    q.min_th.unwrap(),
+                    q.max_th.unwrap(),
+                    q.max_p.unwrap(),
+                    q.w_q.unwrap(),
+                );
                 if !(min >= 0.0 && min < max) {
                     return Err(err(format!("{p}.min_th"), format!("invalid thresholds min_th = {min}, max_th = {max}: expected 0 <= min_th < max_th")));
                 }
                 if !(max_p > 0.0 && max_p <= 1.0) {
-                    return Err(err(format!("{p}.max_p"), format!("invalid value {max_p}: expected 0 < max_p <= 1")));
+                    return Err(err(
+                        format!("{p}.max_p"),
+                        format!("invalid value {max_p}: expected 0 < max_p <= 1"),
+                    ));
                 }
                 if !(w_q > 0.0 && w_q <= 1.0) {
-                    return Err(err(format!("{p}.w_q"), format!("invalid value {w_q}: expected 0 < w_q <= 1")));
+                    return Err(err(
+                        format!("{p}.w_q"),
+                        format!("invalid value {w_q}: expected 0 < w_q <= 1"),
+                    ));
                 }
             }
         }
@@ -375,12 +479,21 @@ fn first_path_rtt(t: &Topology) -> Duration {
         }
         TopologyKind::ParkingLot => {
             let a = t.access.as_ref().unwrap();
-            t.hop.as_ref().unwrap().iter().fold(round_trip(a) * 2, |acc, h| acc + round_trip(h))
+            t.hop
+                .as_ref()
+                .unwrap()
+                .iter()
+                .fold(round_trip(a) * 2, |acc, h| acc + round_trip(h))
         }
     }
 }
 
-fn resolve_flow(f: &FlowSpec, i: usize, s: &Scenario, net: &Network) -> Result<FlowSpec, ScenarioError> {
+fn resolve_flow(
+    f: &FlowSpec,
+    i: usize,
+    s: &Scenario,
+    net: &Network,
+) -> Result<FlowSpec, ScenarioError> {
     let at = |field: &str| format!("flows[{i}].{field}");
     let kind = f.kind.name();
     let mut r = f.clone();
@@ -390,17 +503,30 @@ fn resolve_flow(f: &FlowSpec, i: usize, s: &Scenario, net: &Network) -> Result<F
     let (src, dst) = match (f.pair, &f.src, &f.dst) {
         (Some(p), None, None) => {
             if s.topology.kind != TopologyKind::Dumbbell {
-                return Err(err(at("pair"), "only on a dumbbell; name the hosts with src and dst"));
+                return Err(err(
+                    at("pair"),
+                    "only on a dumbbell; name the hosts with src and dst",
+                ));
             }
             let pairs = s.topology.pairs.unwrap();
             if p >= pairs {
-                return Err(err(at("pair"), format!("invalid pair {p}: the dumbbell has pairs 0 to {}", pairs - 1)));
+                return Err(err(
+                    at("pair"),
+                    format!(
+                        "invalid pair {p}: the dumbbell has pairs 0 to {}",
+                        pairs - 1
+                    ),
+                ));
             }
             (format!("s{p}"), format!("r{p}"))
         }
-        (Some(_), _, _) => return Err(err(at("pair"), "give either pair or src and dst, not both")),
+        (Some(_), _, _) => {
+            return Err(err(at("pair"), "give either pair or src and dst, not both"))
+        }
         (None, Some(a), Some(b)) => (a.clone(), b.clone()),
-        (None, None, None) if s.topology.kind == TopologyKind::Dumbbell => ("s0".into(), "r0".into()),
+        (None, None, None) if s.topology.kind == TopologyKind::Dumbbell => {
+            ("s0".into(), "r0".into())
+        }
         (None, None, _) => return Err(err(at("src"), "required (the sending host)")),
         (None, _, None) => return Err(err(at("dst"), "required (the receiving host)")),
     };
@@ -408,10 +534,21 @@ fn resolve_flow(f: &FlowSpec, i: usize, s: &Scenario, net: &Network) -> Result<F
         match net.find_node(name) {
             Some(n) if net.nodes[n as usize].kind == NodeKind::Host => {}
             _ => {
-                let hosts: Vec<&str> =
-                    net.nodes.iter().filter(|n| n.kind == NodeKind::Host).map(|n| n.name.as_str()).collect();
-                let shown = if hosts.len() > 8 { format!("{}, …", hosts[..8].join(", ")) } else { hosts.join(", ") };
-                return Err(err(at(field), format!("unknown host \"{name}\"; hosts are {shown}")));
+                let hosts: Vec<&str> = net
+                    .nodes
+                    .iter()
+                    .filter(|n| n.kind == NodeKind::Host)
+                    .map(|n| n.name.as_str())
+                    .collect();
+                let shown = if hosts.len() > 8 {
+                    format!("{}, …", hosts[..8].join(", "))
+                } else {
+                    hosts.join(", ")
+                };
+                return Err(err(
+                    at(field),
+                    format!("unknown host \"{name}\"; hosts are {shown}"),
+                ));
             }
         }
     }
@@ -424,7 +561,10 @@ fn resolve_flow(f: &FlowSpec, i: usize, s: &Scenario, net: &Network) -> Result<F
 
     let start = f.start.map_or(Duration::ZERO, |d| d.0);
     if start >= duration {
-        return Err(err(at("start"), format!("{start} is not before the end of the run ({duration})")));
+        return Err(err(
+            at("start"),
+            format!("{start} is not before the end of the run ({duration})"),
+        ));
     }
     r.start = Some(DurationText(start));
 
@@ -440,7 +580,10 @@ fn resolve_flow(f: &FlowSpec, i: usize, s: &Scenario, net: &Network) -> Result<F
     ] {
         not_for(&at(field), set && !is_tcp, kind)?;
     }
-    for (field, set) in [("rate", f.rate.is_some()), ("packet_size", f.packet_size.is_some())] {
+    for (field, set) in [
+        ("rate", f.rate.is_some()),
+        ("packet_size", f.packet_size.is_some()),
+    ] {
         not_for(&at(field), set && !is_udp, kind)?;
     }
     for (field, set) in [
@@ -451,15 +594,34 @@ fn resolve_flow(f: &FlowSpec, i: usize, s: &Scenario, net: &Network) -> Result<F
     ] {
         not_for(&at(field), set && f.kind != FlowKind::OnOff, kind)?;
     }
-    not_for(&at("mean_interarrival"), f.mean_interarrival.is_some() && f.kind != FlowKind::TcpArrivals, kind)?;
-    not_for(&at("stop"), f.stop.is_some() && f.kind == FlowKind::Tcp, kind)?;
-    not_for(&at("count"), f.count.is_some() && f.kind == FlowKind::TcpArrivals, kind)?;
-    not_for(&at("stagger"), f.stagger.is_some() && f.kind == FlowKind::TcpArrivals, kind)?;
+    not_for(
+        &at("mean_interarrival"),
+        f.mean_interarrival.is_some() && f.kind != FlowKind::TcpArrivals,
+        kind,
+    )?;
+    not_for(
+        &at("stop"),
+        f.stop.is_some() && f.kind == FlowKind::Tcp,
+        kind,
+    )?;
+    not_for(
+        &at("count"),
+        f.count.is_some() && f.kind == FlowKind::TcpArrivals,
+        kind,
+    )?;
+    not_for(
+        &at("stagger"),
+        f.stagger.is_some() && f.kind == FlowKind::TcpArrivals,
+        kind,
+    )?;
 
     if f.kind != FlowKind::TcpArrivals {
         let count = f.count.unwrap_or(1);
         if count == 0 || count > 100_000 {
-            return Err(err(at("count"), format!("invalid value {count}: expected 1 to 100000")));
+            return Err(err(
+                at("count"),
+                format!("invalid value {count}: expected 1 to 100000"),
+            ));
         }
         r.count = Some(count);
         r.stagger = Some(f.stagger.unwrap_or(DurationText(Duration::ZERO)));
@@ -467,17 +629,24 @@ fn resolve_flow(f: &FlowSpec, i: usize, s: &Scenario, net: &Network) -> Result<F
     if f.kind != FlowKind::Tcp {
         let stop = f.stop.map_or(duration, |d| d.0);
         if stop <= start {
-            return Err(err(at("stop"), format!("{stop} is not after the start ({start})")));
+            return Err(err(
+                at("stop"),
+                format!("{stop} is not after the start ({start})"),
+            ));
         }
         r.stop = Some(DurationText(stop));
     }
 
     if is_tcp {
         let cc = f.cc.clone().unwrap_or_else(|| "newreno".into());
-        let startup = f.startup.clone().unwrap_or_else(|| registry::DEFAULT_STARTUP.into());
+        let startup = f
+            .startup
+            .clone()
+            .unwrap_or_else(|| registry::DEFAULT_STARTUP.into());
         let cc_params = f.cc_params.clone().unwrap_or_default();
         let startup_params = f.startup_params.clone().unwrap_or_default();
-        registry::build(&cc, &cc_params, &startup, &startup_params).map_err(|e| err(at(e.field), e.message))?;
+        registry::build(&cc, &cc_params, &startup, &startup_params)
+            .map_err(|e| err(at(e.field), e.message))?;
         r.cc = Some(cc);
         r.startup = Some(startup);
         r.cc_params = Some(cc_params);
@@ -485,7 +654,10 @@ fn resolve_flow(f: &FlowSpec, i: usize, s: &Scenario, net: &Network) -> Result<F
         let merged = merge_tcp(f.tcp.as_ref().unwrap_or(&TcpSpec::default()), &s.tcp);
         check_tcp(&merged, &at("tcp"))?;
         if merged.recovery == Some(RecoveryText::Sack) && merged.sack != Some(true) {
-            return Err(err(at("tcp.recovery"), "\"sack\" recovery needs sack = true"));
+            return Err(err(
+                at("tcp.recovery"),
+                "\"sack\" recovery needs sack = true",
+            ));
         }
         match (f.kind, &f.size) {
             (FlowKind::Tcp, None) => r.size = Some(FlowSizeSpec::Fixed(Limitable::Unlimited)),
@@ -506,7 +678,12 @@ fn resolve_flow(f: &FlowSpec, i: usize, s: &Scenario, net: &Network) -> Result<F
         if f.kind == FlowKind::TcpArrivals {
             match f.mean_interarrival {
                 Some(d) if !d.0.is_zero() => {}
-                _ => return Err(err(at("mean_interarrival"), "required: a positive duration such as \"500ms\"")),
+                _ => {
+                    return Err(err(
+                        at("mean_interarrival"),
+                        "required: a positive duration such as \"500ms\"",
+                    ))
+                }
             }
         }
     }
@@ -523,7 +700,12 @@ fn resolve_flow(f: &FlowSpec, i: usize, s: &Scenario, net: &Network) -> Result<F
         for (field, v) in [("on_time", f.on_time), ("off_time", f.off_time)] {
             match v {
                 Some(d) if !d.0.is_zero() => {}
-                _ => return Err(err(at(field), "required: a positive duration such as \"500ms\"")),
+                _ => {
+                    return Err(err(
+                        at(field),
+                        "required: a positive duration such as \"500ms\"",
+                    ))
+                }
             }
         }
         let dist = f.distribution.unwrap_or(OnOffDistributionText::Exponential);
@@ -531,24 +713,36 @@ fn resolve_flow(f: &FlowSpec, i: usize, s: &Scenario, net: &Network) -> Result<F
         if dist == OnOffDistributionText::Pareto {
             let shape = f.shape.unwrap_or(1.5);
             if shape <= 1.0 {
-                return Err(err(at("shape"), format!("invalid value {shape}: expected a Pareto shape above 1")));
+                return Err(err(
+                    at("shape"),
+                    format!("invalid value {shape}: expected a Pareto shape above 1"),
+                ));
             }
             r.shape = Some(shape);
         } else {
-            not_for(&at("shape"), f.shape.is_some(), "on-off without distribution = \"pareto\"")?;
+            not_for(
+                &at("shape"),
+                f.shape.is_some(),
+                "on-off without distribution = \"pareto\"",
+            )?;
         }
     }
     Ok(r)
 }
 
-fn check_size_distribution(d: &SizeDistributionSpec, path: &str) -> Result<SizeDistributionSpec, ScenarioError> {
+fn check_size_distribution(
+    d: &SizeDistributionSpec,
+    path: &str,
+) -> Result<SizeDistributionSpec, ScenarioError> {
     let at = |f: &str| format!("{path}.{f}");
     let mut r = d.clone();
     let allowed: &[&str] = match d.distribution {
         SizeDistributionKind::Fixed => &["value"],
         SizeDistributionKind::Exponential => &["mean"],
         SizeDistributionKind::Pareto => &["mean", "shape"],
-        SizeDistributionKind::LognormalPareto => &["mu", "sigma", "tail_fraction", "tail_shape", "tail_min"],
+        SizeDistributionKind::LognormalPareto => {
+            &["mu", "sigma", "tail_fraction", "tail_shape", "tail_min"]
+        }
     };
     let present = [
         ("value", d.value.is_some()),
@@ -562,7 +756,13 @@ fn check_size_distribution(d: &SizeDistributionSpec, path: &str) -> Result<SizeD
     ];
     for (name, set) in present {
         if set && !allowed.contains(&name) {
-            return Err(err(at(name), format!("not a parameter of this distribution; it takes {}", allowed.join(", "))));
+            return Err(err(
+                at(name),
+                format!(
+                    "not a parameter of this distribution; it takes {}",
+                    allowed.join(", ")
+                ),
+            ));
         }
         if !set && allowed.contains(&name) && name != "shape" {
             return Err(err(at(name), "required"));
@@ -571,36 +771,57 @@ fn check_size_distribution(d: &SizeDistributionSpec, path: &str) -> Result<SizeD
     if d.distribution == SizeDistributionKind::Pareto {
         let shape = d.shape.unwrap_or(1.5);
         if shape <= 1.0 {
-            return Err(err(at("shape"), format!("invalid value {shape}: expected a Pareto shape above 1")));
+            return Err(err(
+                at("shape"),
+                format!("invalid value {shape}: expected a Pareto shape above 1"),
+            ));
         }
         r.shape = Some(shape);
     }
     if let Some(f) = d.tail_fraction {
         if !(0.0..=1.0).contains(&f) {
-            return Err(err(at("tail_fraction"), format!("invalid probability {f}: expected 0 to 1")));
+            return Err(err(
+                at("tail_fraction"),
+                format!("invalid probability {f}: expected 0 to 1"),
+            ));
         }
     }
     if let Some(s) = d.tail_shape {
         if s <= 0.0 {
-            return Err(err(at("tail_shape"), format!("invalid value {s}: expected a positive Pareto shape")));
+            return Err(err(
+                at("tail_shape"),
+                format!("invalid value {s}: expected a positive Pareto shape"),
+            ));
         }
     }
     if let Some(s) = d.sigma {
         if s < 0.0 {
-            return Err(err(at("sigma"), format!("invalid value {s}: expected a non-negative standard deviation")));
+            return Err(err(
+                at("sigma"),
+                format!("invalid value {s}: expected a non-negative standard deviation"),
+            ));
         }
     }
     Ok(r)
 }
 
-fn resolve_measure(m: &MeasureSpecText, s: &Scenario, net: &Network) -> Result<MeasureSpecText, ScenarioError> {
+fn resolve_measure(
+    m: &MeasureSpecText,
+    s: &Scenario,
+    net: &Network,
+) -> Result<MeasureSpecText, ScenarioError> {
     let mut r = m.clone();
-    r.interval = Some(m.interval.unwrap_or(Interval::Every(Duration::from_millis(10))));
+    r.interval = Some(
+        m.interval
+            .unwrap_or(Interval::Every(Duration::from_millis(10))),
+    );
     r.flow_series = Some(m.flow_series.unwrap_or(true));
     r.queue_series = Some(m.queue_series.unwrap_or(true));
     let links = m.links.clone().unwrap_or_else(|| match s.topology.kind {
         TopologyKind::Dumbbell => vec!["bottleneck".into()],
-        TopologyKind::ParkingLot => (0..s.topology.hops.unwrap()).map(|h| format!("hop{h}")).collect(),
+        TopologyKind::ParkingLot => (0..s.topology.hops.unwrap())
+            .map(|h| format!("hop{h}"))
+            .collect(),
     });
     for (i, name) in links.iter().enumerate() {
         if net.find_link(name).is_none() {
@@ -614,19 +835,33 @@ fn resolve_measure(m: &MeasureSpecText, s: &Scenario, net: &Network) -> Result<M
             return Err(err(at("link"), unknown_link(&w.link, net)));
         }
         if w.from.0 >= w.to.0 {
-            return Err(err(at("to"), format!("{} is not after from ({})", w.to.0, w.from.0)));
+            return Err(err(
+                at("to"),
+                format!("{} is not after from ({})", w.to.0, w.from.0),
+            ));
         }
         if w.to.0 > s.duration.0 {
-            return Err(err(at("to"), format!("{} is after the end of the run ({})", w.to.0, s.duration.0)));
+            return Err(err(
+                at("to"),
+                format!("{} is after the end of the run ({})", w.to.0, s.duration.0),
+            ));
         }
     }
     Ok(r)
 }
 
 fn unknown_link(name: &str, net: &Network) -> String {
-    let mut names: Vec<&str> = net.link_aliases.iter().filter(|a| !a.is_empty()).map(|a| a.as_str()).collect();
+    let mut names: Vec<&str> = net
+        .link_aliases
+        .iter()
+        .filter(|a| !a.is_empty())
+        .map(|a| a.as_str())
+        .collect();
     names.extend(net.link_names.iter().take(6).map(|n| n.as_str()));
-    format!("unknown link \"{name}\"; links are named like {}, …", names.join(", "))
+    format!(
+        "unknown link \"{name}\"; links are named like {}, …",
+        names.join(", ")
+    )
 }
 
 // ----- building ----------------------------------------------------------------------------------
@@ -669,7 +904,13 @@ fn duplex(l: &LinkSpec, wire: u64, seed: u64, stream: &mut u64) -> Duplex {
         reverse: LinkParams {
             rate: reverse_rate,
             delay: l.reverse_delay.unwrap().0,
-            discipline: discipline(l.reverse_queue.as_ref().unwrap(), reverse_rate, wire, seed, stream),
+            discipline: discipline(
+                l.reverse_queue.as_ref().unwrap(),
+                reverse_rate,
+                wire,
+                seed,
+                stream,
+            ),
             loss: l.reverse_loss.unwrap(),
         },
     }
@@ -697,7 +938,13 @@ fn build_network(t: &Topology, seed: u64) -> Result<Network, ScenarioError> {
         }
         TopologyKind::ParkingLot => {
             let spec = ParkingLotSpec {
-                hops: t.hop.as_ref().unwrap().iter().map(|h| duplex(h, wire, seed, &mut stream)).collect(),
+                hops: t
+                    .hop
+                    .as_ref()
+                    .unwrap()
+                    .iter()
+                    .map(|h| duplex(h, wire, seed, &mut stream))
+                    .collect(),
                 long_pairs: t.long_pairs.unwrap() as usize,
                 cross_pairs: t.cross_pairs.unwrap() as usize,
                 access: duplex(t.access.as_ref().unwrap(), wire, seed, &mut stream),
@@ -734,7 +981,9 @@ pub fn tcp_config(t: &TcpSpec, cc: &str) -> TcpConfig {
         receive_window: match t.receive_window.unwrap() {
             Limitable::Unlimited => u32::MAX,
             Limitable::Is(Window::Segments(n)) => n,
-            Limitable::Is(Window::Bytes(b)) => (b / mss as u64).clamp(1, u32::MAX as u64 - 1) as u32,
+            Limitable::Is(Window::Bytes(b)) => {
+                (b / mss as u64).clamp(1, u32::MAX as u64 - 1) as u32
+            }
         },
         delayed_ack: t.delayed_ack.unwrap(),
         delayed_ack_timeout: t.delayed_ack_timeout.unwrap().0,
@@ -752,11 +1001,16 @@ pub fn tcp_config(t: &TcpSpec, cc: &str) -> TcpConfig {
 
 fn size_distribution(d: &SizeDistributionSpec) -> SizeDistribution {
     match d.distribution {
-        SizeDistributionKind::Fixed => SizeDistribution::Fixed { bytes: d.value.unwrap().0 },
-        SizeDistributionKind::Exponential => SizeDistribution::Exponential { mean_bytes: d.mean.unwrap().0 as f64 },
-        SizeDistributionKind::Pareto => {
-            SizeDistribution::Pareto { mean_bytes: d.mean.unwrap().0 as f64, shape: d.shape.unwrap() }
-        }
+        SizeDistributionKind::Fixed => SizeDistribution::Fixed {
+            bytes: d.value.unwrap().0,
+        },
+        SizeDistributionKind::Exponential => SizeDistribution::Exponential {
+            mean_bytes: d.mean.unwrap().0 as f64,
+        },
+        SizeDistributionKind::Pareto => SizeDistribution::Pareto {
+            mean_bytes: d.mean.unwrap().0 as f64,
+            shape: d.shape.unwrap(),
+        },
         SizeDistributionKind::LognormalPareto => SizeDistribution::LognormalPareto {
             mu: d.mu.unwrap(),
             sigma: d.sigma.unwrap(),
@@ -782,10 +1036,21 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
         flow_series: m.flow_series.unwrap(),
         queue_series: m.queue_series.unwrap(),
         links: m.links.as_ref().unwrap().iter().map(|n| link(n)).collect(),
-        windows: m.window.iter().map(|w| (link(&w.link), Time::ZERO + w.from.0, Time::ZERO + w.to.0)).collect(),
+        windows: m
+            .window
+            .iter()
+            .map(|w| (link(&w.link), Time::ZERO + w.from.0, Time::ZERO + w.to.0))
+            .collect(),
     };
-    let node = |name: &Option<String>| net.find_node(name.as_deref().unwrap()).expect("resolved host");
-    let flows: Vec<(FlowSpec, u32, u32)> = s.flows.iter().map(|f| (f.clone(), node(&f.src), node(&f.dst))).collect();
+    let node = |name: &Option<String>| {
+        net.find_node(name.as_deref().unwrap())
+            .expect("resolved host")
+    };
+    let flows: Vec<(FlowSpec, u32, u32)> = s
+        .flows
+        .iter()
+        .map(|f| (f.clone(), node(&f.src), node(&f.dst)))
+        .collect();
     let mut sim = Simulation::new(net, end, seed, measure);
     for (i, (f, src, dst)) in flows.into_iter().enumerate() {
         let start = f.start.unwrap().0;
@@ -830,11 +1095,18 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
                     let count = f.count.unwrap();
                     let stagger = f.stagger.unwrap().0;
                     for k in 0..count {
-                        let label = if count > 1 { format!("{base_label}#{k}") } else { base_label.clone() };
-                        sim.add_tcp_flow(template(label, size, start + stagger * k as u64)).map_err(at)?;
+                        let label = if count > 1 {
+                            format!("{base_label}#{k}")
+                        } else {
+                            base_label.clone()
+                        };
+                        sim.add_tcp_flow(template(label, size, start + stagger * k as u64))
+                            .map_err(at)?;
                     }
                 } else {
-                    let FlowSizeSpec::Distribution(d) = f.size.as_ref().unwrap() else { unreachable!() };
+                    let FlowSizeSpec::Distribution(d) = f.size.as_ref().unwrap() else {
+                        unreachable!()
+                    };
                     sim.add_arrivals(ArrivalSpec {
                         template: template(base_label, FlowSize::UNLIMITED, start),
                         mean_interarrival: f.mean_interarrival.unwrap().0,
@@ -854,7 +1126,9 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
                         distribution: match f.distribution.unwrap() {
                             OnOffDistributionText::Constant => OnOffDistribution::Constant,
                             OnOffDistributionText::Exponential => OnOffDistribution::Exponential,
-                            OnOffDistributionText::Pareto => OnOffDistribution::Pareto { shape: f.shape.unwrap() },
+                            OnOffDistributionText::Pareto => OnOffDistribution::Pareto {
+                                shape: f.shape.unwrap(),
+                            },
                         },
                     },
                 };
@@ -865,7 +1139,9 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
                     let rate = f.rate.unwrap().0;
                     let bytes = f.packet_size.unwrap().0 as u32;
                     let t0 = Time::ZERO + start + stagger * k as u64;
-                    sim.add_udp_source(|id, rng| UdpSource::new(id, src, dst, rate, bytes, t0, stop, pattern, rng));
+                    sim.add_udp_source(|id, rng| {
+                        UdpSource::new(id, src, dst, rate, bytes, t0, stop, pattern, rng)
+                    });
                 }
             }
         }

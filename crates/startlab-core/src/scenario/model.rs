@@ -204,13 +204,18 @@ impl<'de> Deserialize<'de> for FlowSizeSpec {
                 Limitable::deserialize(d).map(FlowSizeSpec::Fixed)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<FlowSizeSpec, E> {
-                Err(E::custom(format!("invalid size {v}: write it with a unit, such as \"{v}B\"")))
+                Err(E::custom(format!(
+                    "invalid size {v}: write it with a unit, such as \"{v}B\""
+                )))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<FlowSizeSpec, E> {
-                Err(E::custom(format!("invalid size {v}: expected a positive size with a unit, such as \"100KB\"")))
+                Err(E::custom(format!(
+                    "invalid size {v}: expected a positive size with a unit, such as \"100KB\""
+                )))
             }
             fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<FlowSizeSpec, A::Error> {
-                SizeDistributionSpec::deserialize(MapAccessDeserializer::new(map)).map(FlowSizeSpec::Distribution)
+                SizeDistributionSpec::deserialize(MapAccessDeserializer::new(map))
+                    .map(FlowSizeSpec::Distribution)
             }
         }
         d.deserialize_any(V)

@@ -15,14 +15,24 @@ fn split(text: &str) -> Option<(f64, &str)> {
     let t = text.trim();
     let end = t
         .char_indices()
-        .find(|&(i, c)| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || (c == 'e' && i > 0 && t[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-'))))
+        .find(|&(i, c)| {
+            !(c.is_ascii_digit()
+                || c == '.'
+                || c == '-'
+                || c == '+'
+                || (c == 'e'
+                    && i > 0
+                    && t[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-')))
+        })
         .map_or(t.len(), |(i, _)| i);
     let number: f64 = t[..end].parse().ok()?;
     number.is_finite().then_some((number, t[end..].trim()))
 }
 
 pub fn parse_rate(text: &str) -> Result<Rate, String> {
-    let err = || format!("invalid rate \"{text}\": expected a positive number followed by bps, kbps, Mbps or Gbps (e.g. \"40Mbps\")");
+    let err = || {
+        format!("invalid rate \"{text}\": expected a positive number followed by bps, kbps, Mbps or Gbps (e.g. \"40Mbps\")")
+    };
     let (x, unit) = split(text).ok_or_else(err)?;
     let scale = match unit {
         "bps" => 1.0,
@@ -39,7 +49,9 @@ pub fn parse_rate(text: &str) -> Result<Rate, String> {
 }
 
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let err = || format!("invalid duration \"{text}\": expected a non-negative number followed by s, ms, us, ns or min (e.g. \"100ms\")");
+    let err = || {
+        format!("invalid duration \"{text}\": expected a non-negative number followed by s, ms, us, ns or min (e.g. \"100ms\")")
+    };
     let (x, unit) = split(text).ok_or_else(err)?;
     let scale = match unit {
         "s" => 1e9,
@@ -58,7 +70,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// A size in bytes (> 0).
 pub fn parse_size(text: &str) -> Result<u64, String> {
-    let err = || format!("invalid size \"{text}\": expected a positive number followed by B, KB, MB, GB, KiB, MiB or GiB (e.g. \"1000B\", \"64KB\")");
+    let err = || {
+        format!("invalid size \"{text}\": expected a positive number followed by B, KB, MB, GB, KiB, MiB or GiB (e.g. \"1000B\", \"64KB\")")
+    };
     let (x, unit) = split(text).ok_or_else(err)?;
     let scale = match unit {
         "B" => 1.0,
@@ -111,7 +125,10 @@ impl<'de, T> Visitor<'de> for TextVisitor<T> {
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {
         match self.from_number {
             Some(f) => f(v).map_err(E::custom),
-            None => Err(E::custom(format!("expected {}, found the number {v}", self.expecting))),
+            None => Err(E::custom(format!(
+                "expected {}, found the number {v}",
+                self.expecting
+            ))),
         }
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<T, E> {
@@ -126,7 +143,11 @@ macro_rules! text_type {
     ($name:ident, $inner:ty, $expecting:expr, $parse:expr, $number:expr, $print:expr) => {
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                d.deserialize_any(TextVisitor { expecting: $expecting, from_text: $parse, from_number: $number })
+                d.deserialize_any(TextVisitor {
+                    expecting: $expecting,
+                    from_text: $parse,
+                    from_number: $number,
+                })
             }
         }
         impl Serialize for $name {
@@ -144,17 +165,38 @@ macro_rules! text_type {
 /// A rate written as text.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct RateText(pub Rate);
-text_type!(RateText, Rate, "a rate such as \"40Mbps\"", |t| parse_rate(t).map(RateText), None, |r| r.0.to_string().into());
+text_type!(
+    RateText,
+    Rate,
+    "a rate such as \"40Mbps\"",
+    |t| parse_rate(t).map(RateText),
+    None,
+    |r| r.0.to_string().into()
+);
 
 /// A duration written as text.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct DurationText(pub Duration);
-text_type!(DurationText, Duration, "a duration such as \"100ms\"", |t| parse_duration(t).map(DurationText), None, |d| d.0.to_string().into());
+text_type!(
+    DurationText,
+    Duration,
+    "a duration such as \"100ms\"",
+    |t| parse_duration(t).map(DurationText),
+    None,
+    |d| d.0.to_string().into()
+);
 
 /// A size in bytes written as text.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct SizeText(pub u64);
-text_type!(SizeText, u64, "a size such as \"1000B\"", |t| parse_size(t).map(SizeText), None, |s| fmt_size(s.0).into());
+text_type!(
+    SizeText,
+    u64,
+    "a size such as \"1000B\"",
+    |t| parse_size(t).map(SizeText),
+    None,
+    |s| fmt_size(s.0).into()
+);
 
 /// A queue limit.
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -173,7 +215,9 @@ fn packets_from_number(x: f64) -> Result<u32, String> {
     if x >= 1.0 && x.fract() == 0.0 && x <= u32::MAX as f64 {
         Ok(x as u32)
     } else {
-        Err(format!("invalid number of packets {x}: expected a whole number of at least 1"))
+        Err(format!(
+            "invalid number of packets {x}: expected a whole number of at least 1"
+        ))
     }
 }
 
@@ -181,8 +225,12 @@ fn parse_limit(text: &str) -> Result<QueueLimit, String> {
     let (x, unit) = split(text).ok_or_else(|| limit_error(text))?;
     match unit {
         "BDP" if x > 0.0 => Ok(QueueLimit::Bdp(x)),
-        "p" | "pkts" | "packets" | "" => packets_from_number(x).map(QueueLimit::Packets).map_err(|_| limit_error(text)),
-        _ => parse_size(text).map(QueueLimit::Bytes).map_err(|_| limit_error(text)),
+        "p" | "pkts" | "packets" | "" => packets_from_number(x)
+            .map(QueueLimit::Packets)
+            .map_err(|_| limit_error(text)),
+        _ => parse_size(text)
+            .map(QueueLimit::Bytes)
+            .map_err(|_| limit_error(text)),
     }
 }
 
@@ -333,6 +381,9 @@ mod tests {
         assert_eq!(serde_json::to_string(&w).unwrap(), "32");
         let r: RateText = serde_json::from_str("\"40Mbps\"").unwrap();
         assert_eq!(serde_json::to_string(&r).unwrap(), "\"40Mbps\"");
-        assert!(serde_json::from_str::<RateText>("40").unwrap_err().to_string().contains("rate"));
+        assert!(serde_json::from_str::<RateText>("40")
+            .unwrap_err()
+            .to_string()
+            .contains("rate"));
     }
 }

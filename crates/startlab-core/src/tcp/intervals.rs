@@ -47,8 +47,16 @@ impl IntervalSet {
         if cursor < end {
             newly(cursor, end);
         }
-        let merged_start = self.ranges.get(lo).filter(|_| lo < hi).map_or(start, |r| r.0.min(start));
-        let merged_end = if lo < hi { self.ranges[hi - 1].1.max(end) } else { end };
+        let merged_start = self
+            .ranges
+            .get(lo)
+            .filter(|_| lo < hi)
+            .map_or(start, |r| r.0.min(start));
+        let merged_end = if lo < hi {
+            self.ranges[hi - 1].1.max(end)
+        } else {
+            end
+        };
         self.ranges.splice(lo..hi, [(merged_start, merged_end)]);
     }
 

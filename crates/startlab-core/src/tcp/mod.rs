@@ -95,16 +95,25 @@ pub struct FlowSize {
 }
 
 impl FlowSize {
-    pub const UNLIMITED: FlowSize = FlowSize { segments: u32::MAX, last_segment_bytes: 0 };
+    pub const UNLIMITED: FlowSize = FlowSize {
+        segments: u32::MAX,
+        last_segment_bytes: 0,
+    };
 
     pub fn from_bytes(bytes: u64, mss: u32) -> Self {
         if bytes == 0 {
-            return FlowSize { segments: 0, last_segment_bytes: 0 };
+            return FlowSize {
+                segments: 0,
+                last_segment_bytes: 0,
+            };
         }
         let segments = bytes.div_ceil(mss as u64);
         assert!(segments < u32::MAX as u64, "flow too large: {bytes} bytes");
         let last = bytes - (segments - 1) * mss as u64;
-        FlowSize { segments: segments as u32, last_segment_bytes: last as u32 }
+        FlowSize {
+            segments: segments as u32,
+            last_segment_bytes: last as u32,
+        }
     }
 
     pub fn is_unlimited(self) -> bool {

@@ -98,7 +98,10 @@ impl TcpReceiver {
             }
             immediate = true;
         }
-        if self.completed_at.is_none() && !self.size.is_unlimited() && self.rcv_nxt >= self.size.segments {
+        if self.completed_at.is_none()
+            && !self.size.is_unlimited()
+            && self.rcv_nxt >= self.size.segments
+        {
             self.completed_at = Some(now);
             immediate = true;
         }
@@ -200,7 +203,11 @@ mod tests {
     }
 
     fn receiver(delayed: bool, sack: bool) -> TcpReceiver {
-        let cfg = TcpConfig { delayed_ack: delayed, sack, ..TcpConfig::default() };
+        let cfg = TcpConfig {
+            delayed_ack: delayed,
+            sack,
+            ..TcpConfig::default()
+        };
         TcpReceiver::new(0, 1, 0, cfg, FlowSize::from_bytes(10_000, 1000))
     }
 
@@ -220,7 +227,10 @@ mod tests {
         let mut out = Outbox::default();
         r.on_packet(Time::ZERO, &data(0), &mut out);
         assert!(out.packets.is_empty());
-        assert_eq!(r.next_timer(), Some(Time::ZERO + Duration::from_millis(100)));
+        assert_eq!(
+            r.next_timer(),
+            Some(Time::ZERO + Duration::from_millis(100))
+        );
         r.on_packet(Time::ZERO, &data(1), &mut out);
         assert_eq!(out.packets.len(), 1);
         assert_eq!(out.packets[0].seq, 2);
@@ -263,7 +273,10 @@ mod tests {
     fn acks_echo_the_earliest_unacknowledged_timestamp() {
         let mut r = receiver(true, false);
         let mut out = Outbox::default();
-        let at = |seq, t| Packet { ts: Time::from_nanos(t), ..data(seq) };
+        let at = |seq, t| Packet {
+            ts: Time::from_nanos(t),
+            ..data(seq)
+        };
         r.on_packet(Time::ZERO, &at(0, 10), &mut out);
         r.on_packet(Time::ZERO, &at(1, 20), &mut out);
         // Delayed ACK of 0 and 1 echoes segment 0's timestamp (RFC 7323 §4.3).

@@ -16,8 +16,21 @@ pub struct RttEstimator {
 }
 
 impl RttEstimator {
-    pub fn new(initial_rto: Duration, min_rto: Duration, max_rto: Duration, granularity: Duration) -> Self {
-        RttEstimator { srtt: None, rttvar: Duration::ZERO, min_rto, max_rto, granularity, base_rto: initial_rto, backoff: 0 }
+    pub fn new(
+        initial_rto: Duration,
+        min_rto: Duration,
+        max_rto: Duration,
+        granularity: Duration,
+    ) -> Self {
+        RttEstimator {
+            srtt: None,
+            rttvar: Duration::ZERO,
+            min_rto,
+            max_rto,
+            granularity,
+            base_rto: initial_rto,
+            backoff: 0,
+        }
     }
 
     /// Takes an RTT measurement (the caller applies Karn's rule) and resets the back-off.
@@ -30,15 +43,27 @@ impl RttEstimator {
             }
             Some(srtt) => {
                 // RFC 6298 §2.3, beta = 1/4, alpha = 1/8
-                let err = if srtt > r { srtt.saturating_sub(r) } else { r.saturating_sub(srtt) };
-                self.rttvar = Duration::from_nanos((3 * self.rttvar.as_nanos() + err.as_nanos()) / 4);
-                self.srtt = Some(Duration::from_nanos((7 * srtt.as_nanos() + r.as_nanos()) / 8));
+                let err = if srtt > r {
+                    srtt.saturating_sub(r)
+                } else {
+                    r.saturating_sub(srtt)
+                };
+                self.rttvar =
+                    Duration::from_nanos((3 * self.rttvar.as_nanos() + err.as_nanos()) / 4);
+                self.srtt = Some(Duration::from_nanos(
+                    (7 * srtt.as_nanos() + r.as_nanos()) / 8,
+                ));
             }
         }
         let srtt = self.srtt.unwrap();
         // RTO = SRTT + max(G, K * RTTVAR), K = 4, bounded below by min_rto (§2.4) and above by max_rto (§2.5).
         let k_rttvar = self.rttvar * 4;
-        let rto = srtt + if self.granularity > k_rttvar { self.granularity } else { k_rttvar };
+        let rto = srtt
+            + if self.granularity > k_rttvar {
+                self.granularity
+            } else {
+                k_rttvar
+            };
         self.base_rto = rto.max(self.min_rto).min(self.max_rto);
         self.backoff = 0;
     }
@@ -73,7 +98,12 @@ mod tests {
     use super::*;
 
     fn est() -> RttEstimator {
-        RttEstimator::new(Duration::from_secs(1), Duration::from_millis(200), Duration::from_secs(60), Duration::from_millis(1))
+        RttEstimator::new(
+            Duration::from_secs(1),
+            Duration::from_millis(200),
+            Duration::from_secs(60),
+            Duration::from_millis(1),
+        )
     }
 
     #[test]

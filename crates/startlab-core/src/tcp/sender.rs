@@ -9,7 +9,9 @@
 use super::intervals::IntervalSet;
 use super::rtt::RttEstimator;
 use super::{FlowSize, Outbox, Recovery, TcpConfig};
-use crate::cc::{Ack, AckSample, CaState, CongestionControl, CwndEvent, ExitReason, Phase, RateSample, Tcb};
+use crate::cc::{
+    Ack, AckSample, CaState, CongestionControl, CwndEvent, ExitReason, Phase, RateSample, Tcb,
+};
 use crate::net::{FlowId, NodeId, Packet, PacketKind, SackBlocks};
 use crate::time::{Duration, Time};
 use std::collections::VecDeque;
@@ -126,8 +128,18 @@ impl TcpSender {
         start_time: Time,
     ) -> Self {
         let wire = cfg.mss_bytes + cfg.header_bytes;
-        let tcb = Tcb::new(cfg.mss_bytes, wire, cfg.initial_window as f64, cfg.initial_ssthresh);
-        let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.clock_granularity);
+        let tcb = Tcb::new(
+            cfg.mss_bytes,
+            wire,
+            cfg.initial_window as f64,
+            cfg.initial_ssthresh,
+        );
+        let rtt = RttEstimator::new(
+            cfg.initial_rto,
+            cfg.min_rto,
+            cfg.max_rto,
+            cfg.clock_granularity,
+        );
         TcpSender {
             flow,
             node,
@@ -309,11 +321,20 @@ impl TcpSender {
         };
 
         if self.cfg.recovery == Recovery::Sack && !pkt.sack.is_empty() {
-            self.apply_sack(ack, &pkt.sack, &mut delivered, &mut |s, n| note(s, n), &mut newest);
+            self.apply_sack(
+                ack,
+                &pkt.sack,
+                &mut delivered,
+                &mut |s, n| note(s, n),
+                &mut newest,
+            );
         }
         if ack > una_before {
             for _ in una_before..ack {
-                let s = self.segs.pop_front().expect("scoreboard covers snd_una..high_tx");
+                let s = self
+                    .segs
+                    .pop_front()
+                    .expect("scoreboard covers snd_una..high_tx");
                 if s.sacked {
                     self.sacked_out -= 1;
                 } else {
@@ -348,7 +369,11 @@ impl TcpSender {
 
         let mut cong_controlled = false;
         if let Some(s) = newest {
-            let sample = AckSample { acked: delivered, rtt, prior_in_flight };
+            let sample = AckSample {
+                acked: delivered,
+                rtt,
+                prior_in_flight,
+            };
             self.cc.pkts_acked(&mut self.tcb, &sample, now);
             let rs = RateSample {
                 delivered: self.tcb.delivered - s.delivered_at_send,
@@ -392,7 +417,8 @@ impl TcpSender {
             self.finish(now);
             return;
         }
-        if self.ss_exit.is_none() && self.tcb.ca_state == CaState::Open && !self.tcb.in_slow_start() {
+        if self.ss_exit.is_none() && self.tcb.ca_state == CaState::Open && !self.tcb.in_slow_start()
+        {
             self.note_slow_start_exit(now, ExitReason::Threshold);
         }
         self.try_send(now, out);
@@ -457,7 +483,11 @@ impl TcpSender {
     fn is_lost_by_sack(&self, seq: u32) -> bool {
         let k = self.cfg.dupack_threshold.clamp(1, 3) as usize;
         match self.top_sacked[k - 1] {
-            Some(kth) => seq < kth && seq >= self.tcb.snd_una && !self.segs[(seq - self.tcb.snd_una) as usize].sacked,
+            Some(kth) => {
+                seq < kth
+                    && seq >= self.tcb.snd_una
+                    && !self.segs[(seq - self.tcb.snd_una) as usize].sacked
+            }
             None => false,
         }
     }
@@ -465,7 +495,9 @@ impl TcpSender {
     /// Marks lost every unSACKed segment that IsLost() now covers.
     fn mark_sack_losses(&mut self) {
         let k = self.cfg.dupack_threshold.clamp(1, 3) as usize;
-        let Some(boundary) = self.top_sacked[k - 1] else { return };
+        let Some(boundary) = self.top_sacked[k - 1] else {
+            return;
+        };
         let start = self.lost_mark_hint.max(self.tcb.snd_una);
         for seq in start..boundary.min(self.tcb.high_tx) {
             self.mark_lost(seq);
@@ -487,7 +519,14 @@ impl TcpSender {
         self.retx_hint = self.retx_hint.min(seq);
     }
 
-    fn on_new_data_acked(&mut self, now: Time, acked: u32, ack: u32, cong_controlled: bool, out: &mut Outbox) {
+    fn on_new_data_acked(
+        &mut self,
+        now: Time,
+        acked: u32,
+        ack: u32,
+        cong_controlled: bool,
+        out: &mut Outbox,
+    ) {
         let mut restart_timer = true;
         match self.tcb.ca_state {
             CaState::Recovery => {
@@ -512,7 +551,14 @@ impl TcpSender {
                     self.set_ca_state(CaState::Open, now);
                 }
                 if !cong_controlled {
-                    self.cc.cong_avoid(&mut self.tcb, &Ack { acked, ack_seq: ack }, now);
+                    self.cc.cong_avoid(
+                        &mut self.tcb,
+                        &Ack {
+                            acked,
+                            ack_seq: ack,
+                        },
+                        now,
+                    );
                 }
             }
             CaState::Open | CaState::Disorder => {
@@ -521,7 +567,14 @@ impl TcpSender {
                     self.set_ca_state(CaState::Open, now);
                 }
                 if !cong_controlled {
-                    self.cc.cong_avoid(&mut self.tcb, &Ack { acked, ack_seq: ack }, now);
+                    self.cc.cong_avoid(
+                        &mut self.tcb,
+                        &Ack {
+                            acked,
+                            ack_seq: ack,
+                        },
+                        now,
+                    );
                 }
             }
         }
@@ -560,8 +613,11 @@ impl TcpSender {
     fn set_undo_point(&mut self, now: Time) {
         self.tcb.prior_cwnd = self.tcb.cwnd;
         if self.cfg.undo {
-            self.undo =
-                Some(UndoPoint { retransmitted_at: now, seq: self.tcb.snd_una, prior_ssthresh: self.tcb.ssthresh });
+            self.undo = Some(UndoPoint {
+                retransmitted_at: now,
+                seq: self.tcb.snd_una,
+                prior_ssthresh: self.tcb.ssthresh,
+            });
         }
     }
 
@@ -672,7 +728,11 @@ impl TcpSender {
     fn note_slow_start_exit(&mut self, now: Time, reason: ExitReason) {
         if self.ss_exit.is_none() {
             let reason = self.tcb.exit_reason_hint.take().unwrap_or(reason);
-            self.ss_exit = Some(SlowStartExit { time: now, cwnd: self.tcb.cwnd, reason });
+            self.ss_exit = Some(SlowStartExit {
+                time: now,
+                cwnd: self.tcb.cwnd,
+                reason,
+            });
         }
     }
 
@@ -728,7 +788,9 @@ impl TcpSender {
     /// `forced` past the window; everything else must fit in it.
     fn transmit(&mut self, seq: u32, now: Time, out: &mut Outbox, forced: bool) {
         debug_assert!(
-            forced || (self.in_flight() < (self.tcb.cwnd.floor() as u32).max(1) && self.packets_out() < self.tcb.rwnd),
+            forced
+                || (self.in_flight() < (self.tcb.cwnd.floor() as u32).max(1)
+                    && self.packets_out() < self.tcb.rwnd),
             "window exceeded: in_flight {} cwnd {} rwnd {}",
             self.in_flight(),
             self.tcb.cwnd,
@@ -853,7 +915,15 @@ mod tests {
 
     #[test]
     fn a_paced_sender_spaces_its_window() {
-        let mut s = TcpSender::new(0, 0, 1, TcpConfig::default(), FlowSize::UNLIMITED, Box::new(Fixed::default()), Time::ZERO);
+        let mut s = TcpSender::new(
+            0,
+            0,
+            1,
+            TcpConfig::default(),
+            FlowSize::UNLIMITED,
+            Box::new(Fixed::default()),
+            Time::ZERO,
+        );
         let mut out = Outbox::default();
         s.start(Time::ZERO, &mut out);
         assert_eq!(out.packets.len(), 1, "one segment, then wait for the pacer");
@@ -870,7 +940,15 @@ mod tests {
 
     #[test]
     fn cong_control_replaces_cong_avoid() {
-        let mut s = TcpSender::new(0, 0, 1, TcpConfig::default(), FlowSize::UNLIMITED, Box::new(Fixed::default()), Time::ZERO);
+        let mut s = TcpSender::new(
+            0,
+            0,
+            1,
+            TcpConfig::default(),
+            FlowSize::UNLIMITED,
+            Box::new(Fixed::default()),
+            Time::ZERO,
+        );
         let mut out = Outbox::default();
         s.start(Time::ZERO, &mut out);
         for k in 1..10 {
@@ -881,14 +959,20 @@ mod tests {
         }
         assert_eq!(s.tcb.cwnd, 10.0);
         let fixed = format!("{:?}", s.cc);
-        assert!(fixed.contains("cong_avoid_calls: 0") && fixed.contains("cong_control_calls: 5"), "{fixed}");
+        assert!(
+            fixed.contains("cong_avoid_calls: 0") && fixed.contains("cong_control_calls: 5"),
+            "{fixed}"
+        );
         // RTT of the newest acknowledged segment: segment 4 left at 4 ms, its ACK came at 105 ms.
         assert_eq!(s.last_rtt_sample(), Some(Duration::from_millis(101)));
     }
 
     #[test]
     fn three_duplicate_acks_trigger_a_fast_retransmit_and_newreno_inflation() {
-        let cfg = TcpConfig { initial_window: 10, ..TcpConfig::default() };
+        let cfg = TcpConfig {
+            initial_window: 10,
+            ..TcpConfig::default()
+        };
         let reno = Box::new(Reno::new(RenoConfig::default()));
         let mut s = TcpSender::new(0, 0, 1, cfg, FlowSize::UNLIMITED, reno, Time::ZERO);
         let mut out = Outbox::default();
@@ -901,7 +985,10 @@ mod tests {
         assert!(out.packets.is_empty());
         s.on_packet(ms(102), &ack(0), &mut out);
         assert_eq!(out.packets.len(), 1);
-        assert_eq!(out.packets[0].seq, 0, "fast retransmit of the first unacknowledged segment");
+        assert_eq!(
+            out.packets[0].seq, 0,
+            "fast retransmit of the first unacknowledged segment"
+        );
         assert_eq!(s.tcb.ssthresh, 5.0); // FlightSize 10 / 2
         assert_eq!(s.tcb.cwnd, 8.0); // ssthresh + 3
         assert_eq!(s.phase(), Phase::Recovery);
@@ -917,12 +1004,27 @@ mod tests {
         assert_eq!(s.phase(), Phase::CongestionAvoidance);
         assert_eq!(s.tcb.cwnd, 5.0);
         assert_eq!(s.stats.fast_recoveries, 1);
-        assert_eq!(s.ss_exit.map(|e| (e.cwnd, e.reason)), Some((10.0, ExitReason::Loss)));
+        assert_eq!(
+            s.ss_exit.map(|e| (e.cwnd, e.reason)),
+            Some((10.0, ExitReason::Loss))
+        );
     }
 
     fn sender(undo: bool) -> TcpSender {
-        let cfg = TcpConfig { initial_window: 10, undo, ..TcpConfig::default() };
-        TcpSender::new(0, 0, 1, cfg, FlowSize::UNLIMITED, Box::new(Reno::new(RenoConfig::default())), Time::ZERO)
+        let cfg = TcpConfig {
+            initial_window: 10,
+            undo,
+            ..TcpConfig::default()
+        };
+        TcpSender::new(
+            0,
+            0,
+            1,
+            cfg,
+            FlowSize::UNLIMITED,
+            Box::new(Reno::new(RenoConfig::default())),
+            Time::ZERO,
+        )
     }
 
     #[test]
@@ -939,7 +1041,10 @@ mod tests {
             s.on_packet(ms(1010), &ack_echo(10, Time::ZERO), &mut out);
             if undo {
                 // Restored to the prior 10, then one slow-start increment for this ACK.
-                assert_eq!((s.stats.undos, s.tcb.cwnd, s.phase()), (1, 11.0, Phase::SlowStart));
+                assert_eq!(
+                    (s.stats.undos, s.tcb.cwnd, s.phase()),
+                    (1, 11.0, Phase::SlowStart)
+                );
                 assert_eq!(s.tcb.ssthresh, f64::INFINITY);
             } else {
                 assert_eq!((s.stats.undos, s.tcb.cwnd), (0, 2.0));

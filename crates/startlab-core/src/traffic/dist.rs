@@ -5,13 +5,26 @@ use crate::rng::Rng;
 /// Flow sizes, bytes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SizeDistribution {
-    Fixed { bytes: u64 },
-    Exponential { mean_bytes: f64 },
+    Fixed {
+        bytes: u64,
+    },
+    Exponential {
+        mean_bytes: f64,
+    },
     /// Pareto with the given mean and shape (> 1): x_min = mean (shape - 1) / shape.
-    Pareto { mean_bytes: f64, shape: f64 },
+    Pareto {
+        mean_bytes: f64,
+        shape: f64,
+    },
     /// SURGE-style web sizes (seed 002 §4.4): with probability `1 - tail_fraction` a log-normal
     /// body exp(N(mu, sigma)), otherwise a Pareto tail with `tail_shape` and minimum `tail_min_bytes`.
-    LognormalPareto { mu: f64, sigma: f64, tail_fraction: f64, tail_shape: f64, tail_min_bytes: f64 },
+    LognormalPareto {
+        mu: f64,
+        sigma: f64,
+        tail_fraction: f64,
+        tail_shape: f64,
+        tail_min_bytes: f64,
+    },
 }
 
 impl SizeDistribution {
@@ -20,8 +33,16 @@ impl SizeDistribution {
         let x = match *self {
             SizeDistribution::Fixed { bytes } => bytes as f64,
             SizeDistribution::Exponential { mean_bytes } => rng.exponential(mean_bytes),
-            SizeDistribution::Pareto { mean_bytes, shape } => rng.pareto(shape, mean_bytes * (shape - 1.0) / shape),
-            SizeDistribution::LognormalPareto { mu, sigma, tail_fraction, tail_shape, tail_min_bytes } => {
+            SizeDistribution::Pareto { mean_bytes, shape } => {
+                rng.pareto(shape, mean_bytes * (shape - 1.0) / shape)
+            }
+            SizeDistribution::LognormalPareto {
+                mu,
+                sigma,
+                tail_fraction,
+                tail_shape,
+                tail_min_bytes,
+            } => {
                 if rng.uniform() < tail_fraction {
                     rng.pareto(tail_shape, tail_min_bytes)
                 } else {
@@ -40,7 +61,9 @@ pub enum OnOffDistribution {
     Constant,
     Exponential,
     /// Pareto with the given shape (> 1) and the period's mean.
-    Pareto { shape: f64 },
+    Pareto {
+        shape: f64,
+    },
 }
 
 impl OnOffDistribution {
@@ -48,7 +71,9 @@ impl OnOffDistribution {
         match *self {
             OnOffDistribution::Constant => mean_secs,
             OnOffDistribution::Exponential => rng.exponential(mean_secs),
-            OnOffDistribution::Pareto { shape } => rng.pareto(shape, mean_secs * (shape - 1.0) / shape),
+            OnOffDistribution::Pareto { shape } => {
+                rng.pareto(shape, mean_secs * (shape - 1.0) / shape)
+            }
         }
     }
 }
@@ -65,9 +90,20 @@ mod tests {
     #[test]
     fn means_match() {
         assert_eq!(mean(&SizeDistribution::Fixed { bytes: 1234 }, 10), 1234.0);
-        let m = mean(&SizeDistribution::Exponential { mean_bytes: 100_000.0 }, 100_000);
+        let m = mean(
+            &SizeDistribution::Exponential {
+                mean_bytes: 100_000.0,
+            },
+            100_000,
+        );
         assert!((m / 100_000.0 - 1.0).abs() < 0.02, "{m}");
-        let m = mean(&SizeDistribution::Pareto { mean_bytes: 100_000.0, shape: 2.5 }, 200_000);
+        let m = mean(
+            &SizeDistribution::Pareto {
+                mean_bytes: 100_000.0,
+                shape: 2.5,
+            },
+            200_000,
+        );
         assert!((m / 100_000.0 - 1.0).abs() < 0.05, "{m}");
     }
 

@@ -9,7 +9,11 @@ use crate::units::Rate;
 #[derive(Clone, Debug)]
 pub enum UdpPattern {
     Cbr,
-    OnOff { mean_on: Duration, mean_off: Duration, distribution: OnOffDistribution },
+    OnOff {
+        mean_on: Duration,
+        mean_off: Duration,
+        distribution: OnOffDistribution,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -72,7 +76,12 @@ impl UdpSource {
         if now >= self.stop {
             return None;
         }
-        if let UdpPattern::OnOff { mean_on, mean_off, distribution } = self.pattern.clone() {
+        if let UdpPattern::OnOff {
+            mean_on,
+            mean_off,
+            distribution,
+        } = self.pattern.clone()
+        {
             if now >= self.on_until {
                 // A new on-period starts now (the first, or after the off-period just ended).
                 let on = distribution.sample(mean_on.as_secs_f64(), &mut self.rng);
