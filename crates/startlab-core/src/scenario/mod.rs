@@ -16,7 +16,7 @@ use crate::net::topology::{self, DumbbellSpec, Duplex, ParkingLotSpec};
 use crate::net::{Discipline, DropTail, Limit, LinkParams, Network, NodeKind, Red, RedParams};
 use crate::rng::{streams, Rng};
 use crate::simulation::{ArrivalSpec, MeasureSpec, Simulation, TcpFlowSpec};
-use crate::tcp::{FlowSize, Recovery, TcpConfig};
+use crate::tcp::{FlowSize, Pacing, Recovery, TcpConfig};
 use crate::time::{Duration, Time};
 use crate::traffic::{OnOffDistribution, SizeDistribution, UdpPattern, UdpSource};
 use crate::units::Rate;
@@ -113,6 +113,9 @@ fn default_tcp() -> TcpSpec {
         clock_granularity: Some(DurationText(c.clock_granularity)),
         handshake: Some(c.handshake),
         undo: Some(c.undo),
+        pacing: Some(PacingText::None),
+        pacing_ss_ratio: Some(2.0),
+        pacing_ca_ratio: Some(1.2),
     }
 }
 
@@ -138,7 +141,10 @@ fn merge_tcp(over: &TcpSpec, base: &TcpSpec) -> TcpSpec {
         initial_rto,
         clock_granularity,
         handshake,
-        undo
+        undo,
+        pacing,
+        pacing_ss_ratio,
+        pacing_ca_ratio
     )
 }
 
@@ -227,6 +233,19 @@ fn check_tcp(t: &TcpSpec, path: &str) -> Result<(), ScenarioError> {
     }
     if t.initial_rto.is_some_and(|d| d.0.is_zero()) {
         return Err(err(format!("{path}.initial_rto"), "must be longer than 0s"));
+    }
+    for (name, r) in [("pacing_ss_ratio", t.pacing_ss_ratio), ("pacing_ca_ratio", t.pacing_ca_ratio)] {
+        if let Some(r) = r {
+            if !(r > 0.0 && r <= 100.0) {
+                return Err(err(format!("{path}.{name}"), format!("invalid ratio {r}: expected above 0 and at most 100")));
+            }
+        }
+    }
+    if t.pacing == Some(PacingText::InitialSpreading) && t.handshake == Some(false) {
+        return Err(err(
+            format!("{path}.pacing"),
+            "\"initial-spreading\" spaces the initial window over the RTT measured on the handshake: it needs handshake = true",
+        ));
     }
     if t.recovery == Some(RecoveryText::Sack) && t.sack == Some(false) {
         return Err(err(
@@ -996,6 +1015,12 @@ pub fn tcp_config(t: &TcpSpec, cc: &str) -> TcpConfig {
         clock_granularity: t.clock_granularity.unwrap().0,
         handshake: t.handshake.unwrap(),
         undo: t.undo.unwrap(),
+        pacing: match t.pacing.unwrap() {
+            PacingText::None => Pacing::ByController,
+            PacingText::Window => Pacing::Window,
+            PacingText::Linux => Pacing::Linux { ss_ratio: t.pacing_ss_ratio.unwrap(), ca_ratio: t.pacing_ca_ratio.unwrap() },
+            PacingText::InitialSpreading => Pacing::InitialSpreading,
+        },
     }
 }
 

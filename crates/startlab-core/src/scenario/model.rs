@@ -159,6 +159,21 @@ pub struct TcpSpec {
     pub handshake: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undo: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<PacingText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_ss_ratio: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_ca_ratio: Option<f64>,
+}
+
+#[derive(Copy, Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum PacingText {
+    None,
+    Window,
+    Linux,
+    InitialSpreading,
 }
 
 #[derive(Copy, Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]

@@ -15,6 +15,7 @@ pub mod sender;
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
 
+
 use crate::net::Packet;
 use crate::time::Duration;
 
@@ -28,6 +29,23 @@ pub enum Recovery {
     NewReno,
     /// RFC 6675: a SACK scoreboard, the pipe estimate and NextSeg().
     Sack,
+}
+
+/// Who sets the pacing rate.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Pacing {
+    /// The congestion control may set `tcb.pacing_rate`; nothing else paces.
+    ByController,
+    /// The whole window spread over the smoothed RTT: rate = cwnd / srtt, updated on every ACK
+    /// (Aggarwal, Savage and Anderson, "Understanding the performance of TCP pacing", 2000;
+    /// seed 004 §II.B).
+    Window,
+    /// Linux's internal pacing: rate = ratio × cwnd / srtt with `ss_ratio` while
+    /// cwnd < ssthresh / 2 and `ca_ratio` otherwise (net/ipv4/tcp_input.c `tcp_update_pacing_rate`).
+    Linux { ss_ratio: f64, ca_ratio: f64 },
+    /// Initial Spreading (seed 004 §III.A): the initial window spaced evenly over the RTT measured
+    /// on the handshake, one segment every RTT / IW, then ordinary ACK clocking from the first ACK.
+    InitialSpreading,
 }
 
 /// Per-connection settings, resolved (every unit converted, every default applied).
@@ -59,6 +77,7 @@ pub struct TcpConfig {
     /// Detect spurious fast retransmits and timeouts from echoed timestamps (Eifel, RFC 3522) and
     /// undo the window reduction (controller's `undo_cwnd`).
     pub undo: bool,
+    pub pacing: Pacing,
 }
 
 impl Default for TcpConfig {
@@ -81,6 +100,7 @@ impl Default for TcpConfig {
             clock_granularity: Duration::from_millis(1),
             handshake: false,
             undo: false,
+            pacing: Pacing::ByController,
         }
     }
 }

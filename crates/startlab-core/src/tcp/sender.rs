@@ -8,12 +8,13 @@
 
 use super::intervals::IntervalSet;
 use super::rtt::RttEstimator;
-use super::{FlowSize, Outbox, Recovery, TcpConfig};
+use super::{FlowSize, Outbox, Pacing, Recovery, TcpConfig};
 use crate::cc::{
     Ack, AckSample, CaState, CongestionControl, CwndEvent, ExitReason, Phase, RateSample, Tcb,
 };
 use crate::net::{FlowId, NodeId, Packet, PacketKind, SackBlocks};
 use crate::time::{Duration, Time};
+use crate::units::Rate;
 use std::collections::VecDeque;
 
 /// What the sender remembers of each segment between `snd_una` and `high_tx`.
@@ -260,6 +261,12 @@ impl TcpSender {
         self.rto_deadline = None;
         self.cc.init(&mut self.tcb, now);
         self.cc.cwnd_event(&mut self.tcb, CwndEvent::TxStart, now);
+        if let (Pacing::InitialSpreading, Some(srtt)) = (self.cfg.pacing, self.rtt.srtt()) {
+            // One segment every RTT / IW (seed 004 §III.C: "one packet is sent every RTT/10").
+            let iw = self.cfg.initial_window.max(1) as f64;
+            self.tcb.pacing_rate = Some(rate_of(iw * self.tcb.wire_bytes as f64, srtt));
+        }
+        self.update_pacing();
         if self.size.segments == 0 {
             self.finish(now);
             return;
@@ -421,7 +428,31 @@ impl TcpSender {
         {
             self.note_slow_start_exit(now, ExitReason::Threshold);
         }
+        if self.cfg.pacing == Pacing::InitialSpreading && delivered > 0 {
+            // The spread initial window is over: ordinary ACK clocking from now on.
+            self.tcb.pacing_rate = None;
+        }
+        self.update_pacing();
         self.try_send(now, out);
+    }
+
+    /// Sets the pacing rate of the `Window` and `Linux` modes from cwnd and srtt.
+    fn update_pacing(&mut self) {
+        let Some(srtt) = self.rtt.srtt() else { return };
+        let ratio = match self.cfg.pacing {
+            Pacing::Window => 1.0,
+            Pacing::Linux { ss_ratio, ca_ratio } => {
+                if self.tcb.cwnd < self.tcb.ssthresh / 2.0 {
+                    ss_ratio
+                } else {
+                    ca_ratio
+                }
+            }
+            Pacing::ByController | Pacing::InitialSpreading => return,
+        };
+        // Linux paces max(cwnd, packets_out) so that recovery is not slowed down.
+        let window = self.tcb.cwnd.max(self.packets_out() as f64);
+        self.tcb.pacing_rate = Some(rate_of(ratio * window * self.tcb.wire_bytes as f64, srtt));
     }
 
     fn apply_sack(
@@ -860,11 +891,16 @@ impl TcpSender {
     }
 }
 
+/// `bytes` per `period` as a rate (at least 1 bit/s).
+fn rate_of(bytes: f64, period: Duration) -> Rate {
+    let bps = bytes * 8.0 / period.as_secs_f64().max(1e-9);
+    Rate::from_bps(bps.round().max(1.0) as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cc::reno::{Reno, RenoConfig};
-    use crate::units::Rate;
 
     /// A controller that paces at a fixed rate and keeps cwnd at 10 through `cong_control`.
     #[derive(Debug, Default)]
