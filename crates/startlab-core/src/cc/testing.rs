@@ -46,9 +46,11 @@ impl Driver {
         self.now += d;
     }
 
-    /// Sends as many segments as the window allows; returns how many.
+    /// Sends as many segments as the window allows; returns how many. As the sender does, it
+    /// marks the flow cwnd-limited unless the receiver's window held it back.
     pub fn send(&mut self) -> u32 {
-        let allowed = (self.tcb.cwnd.floor().max(1.0) as u32).min(self.tcb.rwnd);
+        let cwnd = self.tcb.cwnd.floor().max(1.0) as u32;
+        let allowed = cwnd.min(self.tcb.rwnd);
         let mut n = 0;
         while (self.outstanding.len() as u32) < allowed {
             self.outstanding.push_back(self.now);
@@ -56,6 +58,7 @@ impl Driver {
             n += 1;
         }
         self.tcb.in_flight = self.outstanding.len() as u32;
+        self.tcb.cwnd_limited = self.tcb.rwnd >= cwnd;
         n
     }
 

@@ -711,10 +711,10 @@ impl TcpSender {
         self.stats.timeouts += 1;
         self.note_slow_start_exit(now, ExitReason::Timeout);
         // RFC 5681 §3.1: ssthresh is reduced once, not again when the same data times out again.
-        if self.rtt.backoff() == 0 {
-            if self.tcb.ca_state != CaState::Recovery || self.undo.is_none() {
-                self.set_undo_point(now);
-            }
+        // A timeout during fast recovery keeps the ssthresh the recovery chose (as Linux
+        // `tcp_enter_loss`): FlightSize then counts SACKed data and the inflated window.
+        if self.rtt.backoff() == 0 && matches!(self.tcb.ca_state, CaState::Open | CaState::Disorder) {
+            self.set_undo_point(now);
             self.tcb.ssthresh = self.cc.ssthresh(&mut self.tcb, now);
         }
         self.set_ca_state(CaState::Loss, now);
