@@ -24,8 +24,11 @@
 //! `cong_avoid` while `cwnd < ssthresh` and hands the rest of the ACK to the controller once
 //! slow start has reached `ssthresh`, as Linux's `tcp_slow_start` returns the leftover `acked`.
 
+pub mod hystart_pp;
+pub mod lss;
 pub mod registry;
 pub mod reno;
+pub mod search;
 pub mod slow_start;
 pub mod testing;
 
@@ -298,6 +301,10 @@ impl CongestionControl for WithStartup {
     fn cong_avoid(&mut self, tcb: &mut Tcb, ack: &Ack, now: Time) {
         let mut ack = *ack;
         if tcb.in_slow_start() {
+            // Linux grows cwnd only when the flow is cwnd-limited (`tcp_is_cwnd_limited`).
+            if !tcb.cwnd_limited {
+                return;
+            }
             ack.acked = self.startup.on_ack(tcb, &ack, now);
             if ack.acked == 0 {
                 return;

@@ -1,7 +1,10 @@
 //! The catalogue of algorithms: names, parameters with their defaults, sources, and construction
 //! from a scenario's `cc` / `startup` fields.
 
+use super::hystart_pp::{HystartPp, HystartPpConfig};
+use super::lss::{LimitedSlowStart, LssConfig};
 use super::reno::{Reno, RenoConfig};
+use super::search::{Search, SearchConfig};
 use super::slow_start::{Standard, StandardConfig};
 use super::{CongestionControl, SlowStart, WithStartup};
 use serde::de::DeserializeOwned;
@@ -59,6 +62,32 @@ impl AlgorithmConfig for RenoConfig {
             "beta",
             "multiplicative decrease: ssthresh = max(FlightSize x beta, 2)",
         ),
+    ];
+}
+
+impl AlgorithmConfig for LssConfig {
+    const PARAMS: &'static [(&'static str, &'static str)] = &[("max_ssthresh", "segments; above it growth is limited to max_ssthresh/2 per RTT")];
+}
+
+impl AlgorithmConfig for HystartPpConfig {
+    const PARAMS: &'static [(&'static str, &'static str)] = &[
+        ("min_rtt_thresh_ms", "MIN_RTT_THRESH, ms"),
+        ("max_rtt_thresh_ms", "MAX_RTT_THRESH, ms"),
+        ("min_rtt_divisor", "MIN_RTT_DIVISOR: the RTT rise threshold is last round's min RTT / this, clamped"),
+        ("n_rtt_sample", "N_RTT_SAMPLE: RTT samples per round before it is judged"),
+        ("css_growth_divisor", "CSS_GROWTH_DIVISOR: growth in CSS is slow start's / this"),
+        ("css_rounds", "CSS_ROUNDS: rounds of CSS before congestion avoidance"),
+        ("l_limit", "L: segments of growth per ACK at most when not paced"),
+    ];
+}
+
+impl AlgorithmConfig for SearchConfig {
+    const PARAMS: &'static [(&'static str, &'static str)] = &[
+        ("window_factor", "the comparison window is this many initial RTTs"),
+        ("bins", "W: bins per window"),
+        ("extra_bins", "EXTRA_BINS: bins kept to look back one RTT"),
+        ("thresh", "THRESH: exit when the normalized difference reaches it"),
+        ("rollback", "on exit, take back the growth of the last two initial RTTs"),
     ];
 }
 
@@ -152,6 +181,27 @@ const STARTUPS: &[StartupEntry] = &[
     // seed 001 (Deng et al.): P-Start
     // seed 002 (Ha): HyStart
     // beyond the papers: Limited Slow Start (RFC 3742), HyStart++ (RFC 9406), SEARCH
+    StartupEntry {
+        name: "lss",
+        summary: "Limited Slow Start: above max_ssthresh, at most max_ssthresh/2 segments of growth per RTT",
+        source: "RFC 3742 §2 (seed 002 §3.2.3)",
+        params: param_info::<LssConfig>,
+        build: |p| Ok(Box::new(LimitedSlowStart::new(parse(p)?))),
+    },
+    StartupEntry {
+        name: "hystart++",
+        summary: "slow start until a round's minimum RTT rises, then Conservative Slow Start for css_rounds rounds",
+        source: "RFC 9406",
+        params: param_info::<HystartPpConfig>,
+        build: |p| Ok(Box::new(HystartPp::new(parse(p)?))),
+    },
+    StartupEntry {
+        name: "search",
+        summary: "leaves slow start when delivered bytes stop doubling per RTT (binned over 3.5 RTTs)",
+        source: "draft-chung-ccwg-search (SEARCH 3.0)",
+        params: param_info::<SearchConfig>,
+        build: |p| Ok(Box::new(Search::new(parse(p)?))),
+    },
 ];
 
 /// Every algorithm, controllers first.
