@@ -1,0 +1,84 @@
+# Build, test and demo targets. Needs cargo, python3 (3.10 or newer) and pip access to PyPI.
+#   make setup      .venv with the package installed in development mode (extension in release)
+#   make demo       run examples/dumbbell-newreno.toml into out/demo
+#   make test       Rust tests, then the Python tests (without the slow ones)
+#   make test-slow  the slow Python tests only
+#   make lint       ruff and mypy
+#   make bench      the Rust benchmarks
+#   make clean      remove build outputs, .venv and out/
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# Rebuilt (with pip) only when the package metadata changes; otherwise setup just rebuilds the
+# extension, which cargo does incrementally.
+INSTALLED := $(VENV)/.installed
+
+# Build against the venv's interpreter everywhere, so that cargo and maturin share one
+# configuration of pyo3 and don't rebuild each other's artifacts.
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PYO3_PYTHON := $(abspath $(BIN)/python)
+# maturin sets this for its builds; set it the same way for cargo's (evaluated once .venv exists).
+export PYO3_ENVIRONMENT_SIGNATURE = $(shell test -x $(BIN)/python && $(BIN)/python -c \
+	'import sys; print(f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}-{64 if sys.maxsize > 2**32 else 32}bit")')
+
+.PHONY: help setup demo test test-slow lint bench clean
+
+help:
+	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
+
+$(BIN)/maturin:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet 'maturin>=1.5,<2'
+
+$(INSTALLED): pyproject.toml | $(BIN)/maturin
+	$(BIN)/maturin develop --release --extras dev
+	touch $@
+
+setup: $(INSTALLED)
+	$(BIN)/maturin develop --release --skip-install --quiet
+
+demo: setup
+	$(BIN)/startlab run examples/dumbbell-newreno.toml -o out/demo --force
+	@for plot in cwnd queue throughput; do echo "plot: $(CURDIR)/out/demo/$$plot.png"; done
+
+test: setup
+	cargo test --workspace
+	$(BIN)/python -m pytest -q -m "not slow"
+
+test-slow: setup
+	$(BIN)/python -m pytest -q -m slow
+
+lint: setup
+	$(BIN)/ruff check python tests/python
+	$(BIN)/ruff format --check python tests/python
+	$(BIN)/mypy
+
+bench:
+	cargo run --release -p startlab-bench
+
+clean:
+	rm -rf target $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -f python/startlab/_core*.so python/startlab/_core*.pyd
+	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
+
+# ---- ns-3 comparison (bench/ns3/, docs/performance.md) -------------------------------------
+#   make bench-ns3  startlab vs ns-3 on the same scenarios, alternating (REPS=3 repetitions each)
+NS3_VENV := bench/ns3/.venv
+REPS ?= 3
+STARTLAB_BENCH = $(or $(CARGO_TARGET_DIR),target)/release/startlab-bench
+
+$(NS3_VENV)/.installed:
+	$(PYTHON) -m venv $(NS3_VENV)
+	$(NS3_VENV)/bin/python -m pip install --quiet 'ns3==3.44.post0' 'tomli; python_version < "3.11"'
+	touch $@
+
+.PHONY: bench-ns3
+bench-ns3: $(NS3_VENV)/.installed
+	cargo build --release -p startlab-bench
+	$(NS3_VENV)/bin/python bench/ns3/compare.py --startlab $(STARTLAB_BENCH) --reps $(REPS)

@@ -1,0 +1,28 @@
+"""startlab: a deterministic packet-level TCP simulator for studying slow start.
+
+The simulator core is written in Rust (:mod:`startlab._core`); this package reads scenarios,
+runs them and turns the results into polars DataFrames and plots::
+
+    import startlab
+
+    scenario = startlab.Scenario.load("examples/dumbbell-newreno.toml")
+    result = startlab.run(scenario.with_overrides(["flows.0.cc=reno"]))
+    print(result.flows)
+    print(result.utilization("bottleneck", 0.0, 20.0))
+"""
+
+from __future__ import annotations
+
+from startlab import _core
+from startlab.result import Result, run
+from startlab.scenario import Scenario, ScenarioError
+
+__all__ = ["Result", "Scenario", "ScenarioError", "__version__", "algorithms", "run"]
+
+__version__: str = _core.version()
+
+
+def algorithms() -> list[_core.AlgorithmInfo]:
+    """Every congestion-control (``role == "cc"``) and slow-start (``role == "startup"``)
+    algorithm, with its summary, its source and its parameters."""
+    return _core.algorithms()

@@ -1,0 +1,7 @@
+"""``python -m startlab``: the same as the ``startlab`` command."""
+
+import sys
+
+from startlab.cli import main
+
+sys.exit(main())

@@ -1,0 +1,451 @@
+"""The ``startlab`` command: run, validate and plot scenarios, list algorithms.
+
+Exit status: 0 on success, 2 on bad input (the scenario, an override, the command line, an
+output directory that is in the way), 1 when writing the results fails, 130 when interrupted.
+Errors are one line on stderr: ``startlab: error: <message>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any, NoReturn
+
+import polars as pl
+
+from startlab import __version__, _core
+from startlab.result import Result, run
+from startlab.scenario import Scenario, ScenarioError
+
+__all__ = ["main"]
+
+MAX_TABLE_FLOWS = 30
+"""``startlab run`` lists at most this many flows (all are in flows.parquet)."""
+
+
+class UsageError(Exception):
+    """Bad input that is not a scenario field: command line, paths."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            raise UsageError("no command given: use run, validate, plot or algorithms (see --help)")
+        status: int = args.handler(args)
+        return status
+    except (ScenarioError, UsageError) as e:
+        _error(str(e))
+        return 2
+    except BrokenPipeError:  # e.g. `startlab algorithms | head`: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except OSError as e:
+        _error(_os_error(e))
+        return 1
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return 130
+
+
+def _error(message: str) -> None:
+    line = " ".join(message.split("\n")).strip()
+    print(f"startlab: error: {line}", file=sys.stderr)
+
+
+def _os_error(e: OSError) -> str:
+    if e.filename is not None and e.strerror:
+        return f"{e.filename}: {e.strerror}"
+    return str(e)
+
+
+def _parser() -> _Parser:
+    parser = _Parser(
+        prog="startlab",
+        description="Deterministic packet-level TCP simulation of slow start and congestion "
+        "control. Scenario files are described in docs/scenario.md.",
+    )
+    parser.add_argument("--version", action="version", version=f"startlab {__version__}")
+    parser.set_defaults(command=None)
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
+
+    def overrides(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--set",
+            dest="overrides",
+            action="append",
+            default=[],
+            metavar="PATH=VALUE",
+            help="override a field before checking, e.g. --set topology.bottleneck.rate=100Mbps "
+            "or --set flows.0.cc=reno (repeatable; VALUE is read as TOML when it is valid TOML)",
+        )
+
+    p = commands.add_parser(
+        "run",
+        help="simulate a scenario and write its results",
+        description="Simulate SCENARIO and write into DIR: scenario.toml (resolved), one Parquet "
+        "file per table, summary.json and PNG plots. DIR appears only once complete.",
+    )
+    p.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file (docs/scenario.md)")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
+    overrides(p)
+    p.add_argument(
+        "--force", action="store_true", help="replace DIR if it exists (after the run succeeded)"
+    )
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.set_defaults(command="run", handler=_run)
+
+    p = commands.add_parser(
+        "validate",
+        help="check a scenario and summarize it",
+        description="Check SCENARIO, print 'ok' and a summary of the resolved scenario.",
+    )
+    p.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file (docs/scenario.md)")
+    overrides(p)
+    p.set_defaults(command="validate", handler=_validate)
+
+    p = commands.add_parser(
+        "plot",
+        help="redraw the plots of a run directory",
+        description="Redraw the PNG plots of a run directory from its Parquet files.",
+    )
+    p.add_argument("directory", metavar="DIR")
+    p.set_defaults(command="plot", handler=_plot)
+
+    p = commands.add_parser(
+        "algorithms",
+        help="list congestion-control and slow-start algorithms",
+        description="List every congestion-control (flows.cc) and slow-start (flows.startup) "
+        "algorithm with its parameters.",
+    )
+    p.set_defaults(command="algorithms", handler=_algorithms)
+    return parser
+
+
+# -- run ---------------------------------------------------------------------------------------
+
+
+def _run(args: argparse.Namespace) -> int:
+    scenario = Scenario.load(args.scenario, overrides=args.overrides)
+    out = Path(args.output)
+    _check_output(out, force=args.force)
+    with _terminate_as_exit():
+        result = run(scenario)
+        _write_atomically(result, out, force=args.force, plots=not args.no_plots)
+    print(_flow_table(result, out))
+    print(_stats_line(result))
+    print(f"wrote {out}/: {', '.join(sorted(p.name for p in out.iterdir()))}")
+    return 0
+
+
+def _check_output(out: Path, *, force: bool) -> None:
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise UsageError(f"{out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise UsageError(f"{out}: directory exists and is not empty (use --force to replace it)")
+
+
+def _write_atomically(result: Result, out: Path, *, force: bool, plots: bool) -> None:
+    """Write into a temporary sibling of ``out`` and rename it into place at the end, so that
+    ``out`` is either absent, the old directory or the complete new one."""
+    parent = out.absolute().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=parent))
+    umask = os.umask(0o022)
+    os.umask(umask)
+    staging.chmod(0o777 & ~umask)  # mkdtemp makes it private; DIR gets the usual mode
+    retired: Path | None = None
+    try:
+        result.write(staging, plots=plots)
+        if out.exists():
+            _check_output(out, force=force)  # it may have appeared while we ran
+            retired = staging.with_suffix(".old")
+            out.rename(retired)
+        try:
+            staging.rename(out)
+        except BaseException:
+            if retired is not None:
+                retired.rename(out)
+                retired = None
+            raise
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+        if retired is not None:
+            shutil.rmtree(retired, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _terminate_as_exit() -> Iterator[None]:
+    """Turn SIGTERM into SystemExit for the duration, so cleanup code runs as on Ctrl-C."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _flow_table(result: Result, out: Path) -> str:
+    header = [
+        "flow",
+        "label",
+        "cc",
+        "startup",
+        "delivered MB",
+        "goodput Mbit/s",
+        "retx",
+        "timeouts",
+        "ss exit s",
+        "ss exit cwnd",
+        "ss exit reason",
+        "done s",
+    ]
+    numeric = {0, 4, 5, 6, 7, 8, 9, 11}
+    rows = []
+    for flow in result.flows.head(MAX_TABLE_FLOWS).iter_rows(named=True):
+        tcp = flow["kind"] == "tcp"
+        rows.append(
+            [
+                str(flow["flow"]),
+                flow["label"] or "-",
+                flow["cc"] if tcp else flow["kind"],
+                flow["startup"] if tcp else "-",
+                f"{flow['delivered_bytes'] / 1e6:.2f}",
+                f"{flow['goodput_bps'] / 1e6:.2f}",
+                str(flow["retransmissions"]) if tcp else "-",
+                str(flow["timeouts"]) if tcp else "-",
+                _optional(flow.get("ss_exit_s"), "{:.3f}"),
+                _optional(flow["ss_exit_cwnd"], "{:.1f}"),
+                flow["ss_exit_reason"] or "-",
+                _optional(flow.get("completion_s"), "{:.3f}"),
+            ]
+        )
+    table = _format_table(header, rows, numeric)
+    more = result.flows.height - MAX_TABLE_FLOWS
+    if more > 0:
+        table += f"\n... and {more} more flows (see {out}/flows.parquet)"
+    return table
+
+
+def _optional(value: Any, form: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return form.format(value)
+
+
+def _format_table(header: list[str], rows: list[list[str]], numeric: set[int]) -> str:
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            cell.rjust(w) if i in numeric else cell.ljust(w)
+            for i, (cell, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    return "\n".join([line(header), *(line(row) for row in rows)])
+
+
+def _stats_line(result: Result) -> str:
+    stats = result.stats
+    sim_s = stats.get("sim_time_ns", 0) / 1e9
+    wall_s = stats.get("wall_time_s", 0.0)
+    speed = f" ({sim_s / wall_s:,.1f}x real time)" if wall_s > 0 else ""
+    jain = stats.get("jain_index", math.nan)
+    fairness = f", Jain index {jain:.4f}" if isinstance(jain, float) and math.isfinite(jain) else ""
+    return (
+        f"{stats.get('events', 0):,} events, {stats.get('packets_forwarded', 0):,} packets "
+        f"forwarded, {sim_s:g} s simulated in {wall_s:.2f} s{speed}{fairness}"
+    )
+
+
+# -- validate ----------------------------------------------------------------------------------
+
+
+def _validate(args: argparse.Namespace) -> int:
+    scenario = Scenario.load(args.scenario, overrides=args.overrides)
+    print("ok")
+    print(describe(scenario.resolved()))
+    return 0
+
+
+def describe(resolved: dict[str, Any]) -> str:
+    """One paragraph describing a resolved scenario."""
+    topology = resolved.get("topology", {})
+    bottleneck = topology.get("bottleneck", {})
+    if topology.get("kind") == "parking-lot":
+        hops = topology.get("hops", "?")
+        shape = (
+            f"a parking lot of {_count(hops, 'hop')} "
+            f"({_count(topology.get('long_pairs', '?'), 'long pair')}, "
+            f"{_count(topology.get('cross_pairs', '?'), 'cross pair')} per hop)"
+        )
+        links = "every hop"
+    else:
+        shape = f"a dumbbell with {_count(topology.get('pairs', '?'), 'pair')}"
+        links = "bottleneck"
+    queue = bottleneck.get("queue", {})
+    buffer = f"{queue.get('kind', 'droptail')} queue of {_limit(queue.get('limit'))}"
+    loss = bottleneck.get("loss")
+    lossy = f", random loss {loss}" if loss else ""
+    tcp = resolved.get("tcp", {})
+    tcp_text = (
+        f"TCP segments of {_text(tcp.get('mss'))} + {_text(tcp.get('header'))}, initial window "
+        f"{_text(tcp.get('initial_window'))}, initial ssthresh "
+        f"{_text(tcp.get('initial_ssthresh'))}, {_text(tcp.get('recovery'))} recovery"
+        + (", SACK" if tcp.get("sack") else "")
+        + (", delayed ACKs" if tcp.get("delayed_ack") else "")
+    )
+    flows = resolved.get("flows", [])
+    flows_text = "; ".join(_describe_flow(i, flow) for i, flow in enumerate(flows))
+    measure = resolved.get("measure", {})
+    sampled = ", ".join(str(link) for link in measure.get("links", [])) or "no links"
+    windows = measure.get("window", [])
+    window_text = f", {_count(len(windows), 'utilization window')}" if windows else ""
+    return (
+        f"{resolved.get('name', 'scenario')!r} (seed {resolved.get('seed', '?')}): "
+        f"{_text(resolved.get('duration'))} on {shape}, reference RTT "
+        f"{_text(topology.get('bdp_rtt'))}; {links} {_text(bottleneck.get('rate'))}, "
+        f"{_text(bottleneck.get('delay'))} one way, {buffer}{lossy}. {tcp_text}. "
+        f"{_count(len(flows), 'flow entry', 'flow entries')}: {flows_text}. "
+        f"Sampled every {_text(measure.get('interval'))}: {sampled}{window_text}."
+    )
+
+
+def _describe_flow(index: int, flow: dict[str, Any]) -> str:
+    kind = flow.get("kind", "tcp")
+    words = [f"#{index}"]
+    if flow.get("label"):
+        words.append(repr(flow["label"]))
+    count = flow.get("count", 1)
+    if isinstance(count, int) and count > 1:
+        words.append(f"{count} x")
+    if kind in ("tcp", "tcp-arrivals"):
+        algorithm = str(flow.get("cc", "newreno"))
+        startup = flow.get("startup", "default")
+        if startup and startup != "default":
+            algorithm += f" with {startup} slow start"
+        words.append(f"{kind} {algorithm}")
+    else:
+        words.append(f"{kind} at {_text(flow.get('rate'))}")
+    words.append(f"{flow.get('src', '?')}->{flow.get('dst', '?')}")
+    if kind == "tcp-arrivals":
+        words.append(
+            f"arriving every {_text(flow.get('mean_interarrival'))} on average from "
+            f"{_text(flow.get('start'))} to {_text(flow.get('stop', 'the end'))}"
+        )
+    else:
+        words.append(f"from {_text(flow.get('start', '0s'))}")
+    size = flow.get("size")
+    if isinstance(size, dict):
+        words[-1] += f", {size.get('distribution', '?')} sizes"
+    elif size is not None:
+        words[-1] += ", bulk" if size == "unlimited" else f", {_text(size)}"
+    return " ".join(words)
+
+
+def _limit(limit: Any) -> str:
+    if isinstance(limit, int) and not isinstance(limit, bool):
+        return _count(limit, "packet")
+    return _text(limit)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "?"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}={_text(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def _count(n: Any, singular: str, plural: str | None = None) -> str:
+    return f"{n} {singular if n == 1 else plural or singular + 's'}"
+
+
+# -- plot --------------------------------------------------------------------------------------
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from startlab import plots
+
+    directory = Path(args.directory)
+    try:
+        result = Result.load(directory)
+    except FileNotFoundError as e:
+        raise UsageError(str(e)) from None
+    except pl.exceptions.PolarsError as e:
+        raise UsageError(f"{directory}: cannot read the run: {e}") from None
+    for path in plots.write_all(result, directory):
+        print(path)
+    return 0
+
+
+# -- algorithms --------------------------------------------------------------------------------
+
+
+def _algorithms(args: argparse.Namespace) -> int:
+    print(format_algorithms(_core.algorithms()))
+    return 0
+
+
+def format_algorithms(algorithms: Sequence[_core.AlgorithmInfo]) -> str:
+    """The text of ``startlab algorithms``."""
+    sections = []
+    for role, title in (
+        ("cc", "Congestion control (flows.cc = NAME, flows.cc_params = {...})"),
+        ("startup", "Slow start (flows.startup = NAME, flows.startup_params = {...})"),
+    ):
+        chosen = [a for a in algorithms if a["role"] == role]
+        if not chosen:
+            continue
+        lines = [title, "=" * len(title)]
+        for algorithm in chosen:
+            lines += ["", f"{algorithm['name']} [{role}]", f"  {algorithm['summary']}"]
+            if algorithm["source"]:
+                lines.append(f"  source: {algorithm['source']}")
+            params = algorithm["params"]
+            if params:
+                table = _format_table(
+                    ["param", "default", "description"],
+                    [[p["name"], p["default"], p["description"]] for p in params],
+                    numeric=set(),
+                )
+                lines += ["", *(f"    {row}" for row in table.splitlines())]
+            else:
+                lines.append("  no parameters")
+        sections.append("\n".join(lines))
+    others = sorted({a["role"] for a in algorithms} - {"cc", "startup"})
+    for role in others:  # pragma: no cover - a role this version doesn't know
+        names = ", ".join(a["name"] for a in algorithms if a["role"] == role)
+        sections.append(f"{role}: {names}")
+    return "\n\n".join(sections)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,222 @@
+"""Results of a run: tables, utilization, fairness, goodput, determinism."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import startlab
+from startlab import Result, Scenario
+from startlab.result import TABLES, jain_index
+from support import EXAMPLES, dumbbell
+
+DURATION_S = 3.0
+
+
+@pytest.fixture(scope="module")
+def result() -> Result:
+    """Two flows, the second joining at 1 s, 10 ms sampling, two exact windows."""
+    document = dumbbell(
+        rate="20Mbps",
+        delay="15ms",
+        limit="1BDP",
+        flows=2,
+        duration=f"{DURATION_S}s",
+        measure={
+            "interval": "10ms",
+            "links": ["bottleneck", "bottleneck.reverse"],
+            "window": [
+                {"link": "bottleneck", "from": "0s", "to": f"{DURATION_S}s"},
+                {"link": "bottleneck", "from": "0.5s", "to": "1.25s"},
+            ],
+        },
+    )
+    document["flows"][1]["start"] = "1s"
+    return startlab.run(document)
+
+
+def test_tables_have_the_documented_columns(result: Result):
+    assert result.flow_series.columns[:3] == ["time_ns", "time_s", "flow"]
+    assert result.flow_series.schema["phase"] == pl.Enum(list(startlab._core.phase_names()))
+    assert result.queue_series.columns[:4] == ["time_ns", "time_s", "link", "link_name"]
+    assert set(result.queue_series["link_name"]) == {"left->right", "right->left"}
+    assert result.flows.height == 2
+    assert result.flows["kind"].to_list() == ["tcp", "tcp"]
+    assert result.flows["start_s"].to_list() == [0.0, 1.0]
+    assert {"bottleneck", "bottleneck.reverse"} <= set(result.links["alias"])
+    assert result.windows.height == 2
+
+
+def test_time_columns_agree(result: Result):
+    series = result.flow_series
+    assert (series["time_s"] * 1e9 - series["time_ns"].cast(pl.Float64)).abs().max() < 1e-3
+
+
+def test_scenario_is_the_resolved_document(result: Result):
+    assert result.scenario["name"] == "test-dumbbell"
+    assert result.scenario == Scenario.from_dict(result.scenario).resolved()
+
+
+def test_stats(result: Result):
+    stats = result.stats
+    assert stats["sim_time_ns"] == int(DURATION_S * 1e9)
+    assert stats["events"] > 0
+    assert stats["packets_forwarded"] > 0
+    assert stats["wall_time_s"] >= 0
+    assert stats["jain_index"] == pytest.approx(result.jain(), abs=1e-12)
+
+
+def test_utilization_over_the_run_matches_the_links_table(result: Result):
+    bottleneck = result.link("bottleneck")
+    assert result.utilization("bottleneck", 0, DURATION_S) == pytest.approx(
+        bottleneck["utilization"], abs=1e-9
+    )
+    assert result.utilization("left->right", 0, DURATION_S) == pytest.approx(
+        bottleneck["utilization"], abs=1e-9
+    )
+    assert 0.5 < bottleneck["utilization"] <= 1.0
+
+
+def test_utilization_on_sample_times_matches_the_exact_windows(result: Result):
+    for window in result.windows.iter_rows(named=True):
+        measured = result.utilization(window["link"], window["from_s"], window["to_s"])
+        assert measured == pytest.approx(window["utilization"], abs=1e-9)
+
+
+def test_utilization_is_between_0_and_1(result: Result):
+    for start in (0.0, 0.25, 1.0, 2.0):
+        assert 0.0 <= result.utilization("bottleneck", start, start + 0.75) <= 1.0 + 1e-12
+
+
+def test_utilization_of_an_unknown_link(result: Result):
+    with pytest.raises(ValueError, match=r"unknown link 'hop7'.*left->right \(bottleneck\)"):
+        result.utilization("hop7", 0, 1)
+
+
+def test_utilization_of_a_link_that_was_not_sampled():
+    only_bottleneck = startlab.run(dumbbell(duration="0.5s"))
+    with pytest.raises(ValueError, match=r"'s0->left' was not sampled.*measure\.links"):
+        only_bottleneck.utilization("s0->left", 0, 0.5)
+
+
+def test_utilization_outside_the_samples(result: Result):
+    with pytest.raises(ValueError, match="outside the samples"):
+        result.utilization("bottleneck", 0, DURATION_S + 1)
+    with pytest.raises(ValueError, match="end must be after start"):
+        result.utilization("bottleneck", 1, 1)
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [([5.0, 5.0, 5.0], 1.0), ([1.0, 0.0], 0.5), ([1.0, 0.0, 0.0, 0.0], 0.25), ([3.0], 1.0)],
+)
+def test_jain_index(values: list[float], expected: float):
+    assert jain_index(values) == pytest.approx(expected)
+
+
+def test_jain_index_of_nothing_is_nan():
+    assert math.isnan(jain_index([]))
+    assert math.isnan(jain_index([0.0, 0.0]))
+
+
+def test_jain_of_a_result(result: Result):
+    goodput = result.flows["goodput_bps"].to_list()
+    assert result.jain() == pytest.approx(jain_index(goodput))
+    assert result.jain("delivered_bytes", kind=None) == pytest.approx(
+        jain_index(result.flows["delivered_bytes"].to_list())
+    )
+
+
+def test_throughput_adds_up_to_the_delivered_bytes(result: Result):
+    rates = result.throughput(0.1)
+    assert rates.columns == ["flow", "start_s", "end_s", "goodput_bps"]
+    assert rates.height == 2 * round(DURATION_S / 0.1)
+    for flow in (0, 1):
+        part = rates.filter(pl.col("flow") == flow)
+        delivered = result.flow_series.filter(pl.col("flow") == flow)["delivered_bytes"].max()
+        bits = (part["goodput_bps"] * (part["end_s"] - part["start_s"])).sum()
+        assert bits == pytest.approx(8 * delivered, rel=1e-9)
+    late = rates.filter((pl.col("flow") == 1) & (pl.col("end_s") <= 1.0))
+    assert late["goodput_bps"].sum() == 0
+
+
+def test_throughput_needs_a_positive_interval(result: Result):
+    with pytest.raises(ValueError, match="positive"):
+        result.throughput(0)
+
+
+def test_write_and_load(result: Result, tmp_path: Path):
+    written = result.write(tmp_path / "run", plots=False)
+    assert {p.name for p in written} == {
+        "scenario.toml",
+        "summary.json",
+        *(f"{t}.parquet" for t in TABLES),
+    }
+    loaded = Result.load(tmp_path / "run")
+    for table in TABLES:
+        assert getattr(loaded, table).equals(getattr(result, table)), table
+    assert loaded.scenario == result.scenario
+    assert loaded.stats == result.stats
+
+
+def test_same_scenario_same_tables():
+    document = dumbbell(rate="5Mbps", flows=2, duration="2s")
+    first, second = startlab.run(document), startlab.run(document)
+    for table in TABLES:
+        assert getattr(first, table).equals(getattr(second, table)), table
+    assert {k: v for k, v in first.stats.items() if k != "wall_time_s"} == {
+        k: v for k, v in second.stats.items() if k != "wall_time_s"
+    }
+
+
+def test_seed_changes_random_loss():
+    document = dumbbell(rate="5Mbps", duration="2s")
+    document["topology"]["bottleneck"]["loss"] = 0.01
+    first = startlab.run(document)
+    second = startlab.run(document, overrides=["seed=2"])
+    assert first.link("bottleneck")["losses"] > 0
+    assert not first.flow_series.equals(second.flow_series)
+
+
+def test_run_accepts_a_path_a_scenario_and_overrides():
+    path = EXAMPLES / "dumbbell-newreno.toml"
+    shorter = ["duration=1s", "measure.window=[]"]
+    from_path = startlab.run(path, overrides=shorter)
+    from_str = startlab.run(str(path), overrides=shorter)
+    from_scenario = startlab.run(Scenario.load(path, overrides=shorter))
+    assert from_path.flows.equals(from_str.flows)
+    assert from_path.flows.equals(from_scenario.flows)
+
+
+def test_run_of_an_invalid_scenario_raises_scenario_error():
+    with pytest.raises(startlab.ScenarioError):
+        startlab.run(dumbbell(rate="0Mbps"))
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.toml")), ids=lambda p: p.stem)
+def test_every_example_runs(path: Path, tmp_path: Path):
+    result = startlab.run(path)
+    assert result.flows.height >= 1
+    assert result.queue_series["time_ns"].max() == result.stats["sim_time_ns"]
+    written = result.write(tmp_path)
+    assert all(p.stat().st_size > 0 for p in written)
+
+
+def test_plots_are_written_without_pyplot(result: Result, tmp_path: Path):
+    result.write(tmp_path, plots=False)
+    check = (
+        "import sys; from startlab import Result, plots; "
+        f"plots.write_all(Result.load({str(tmp_path)!r}), {str(tmp_path)!r}); "
+        "print(sorted(m for m in sys.modules if m.startswith('matplotlib.pyplot')))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", check], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert proc.stdout.strip() == "[]"
+    for name in ("cwnd.png", "queue.png", "throughput.png"):
+        assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")
