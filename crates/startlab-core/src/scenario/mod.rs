@@ -71,7 +71,15 @@ fn from_path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> Scenari
 /// Parses a scenario from its JSON form (what the Python package sends).
 pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
     let mut de = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(&mut de).map_err(from_path_error)
+    serde_path_to_error::deserialize(&mut de).map_err(from_path_error).map_err(|mut e| {
+        // Positions in the JSON text mean nothing to the author of the TOML file it came from.
+        if let Some(i) = e.message.rfind(" at line ") {
+            if e.message[i..].contains(" column ") {
+                e.message.truncate(i);
+            }
+        }
+        e
+    })
 }
 
 /// Parses a scenario from TOML.
