@@ -28,6 +28,16 @@ pub mod hystart_pp;
 pub mod lss;
 pub mod registry;
 pub mod reno;
+pub mod cubic;
+pub mod bic;
+pub mod blast;
+pub mod hystart;
+pub mod westwood;
+pub mod astart;
+pub mod hoe;
+pub mod vegas;
+pub mod gallop_vegas;
+pub mod pstart;
 pub mod search;
 pub mod slow_start;
 pub mod testing;
@@ -187,7 +197,8 @@ impl Tcb {
 /// What an ACK acknowledged, for `cong_avoid`.
 #[derive(Copy, Clone, Debug)]
 pub struct Ack {
-    /// Segments newly acknowledged cumulatively by this ACK.
+    /// Segments newly delivered by this ACK, cumulatively or by SACK (Linux `acked`); segments
+    /// SACKed by earlier ACKs are not counted again when the cumulative ACK passes them.
     pub acked: u32,
     /// The cumulative ACK (next segment expected by the receiver).
     pub ack_seq: u32,
@@ -275,6 +286,9 @@ pub trait SlowStart: fmt::Debug {
     /// The loss-recovery state changed.
     fn set_state(&mut self, _tcb: &mut Tcb, _state: CaState, _now: Time) {}
 
+    /// A discrete event of the sender (forwarded by [`WithStartup`]).
+    fn cwnd_event(&mut self, _tcb: &mut Tcb, _event: CwndEvent, _now: Time) {}
+
     /// A loss was detected; `ssthresh` is the controller's choice. A start-up algorithm may
     /// replace it (Westwood's ERE-based ssthresh after a timeout, for example).
     fn on_loss(&mut self, _tcb: &mut Tcb, ssthresh: f64, _now: Time) -> f64 {
@@ -318,6 +332,7 @@ impl CongestionControl for WithStartup {
     }
     fn cwnd_event(&mut self, tcb: &mut Tcb, event: CwndEvent, now: Time) {
         self.cc.cwnd_event(tcb, event, now);
+        self.startup.cwnd_event(tcb, event, now);
     }
     fn pkts_acked(&mut self, tcb: &mut Tcb, sample: &AckSample, now: Time) {
         self.startup.pkts_acked(tcb, sample, now);

@@ -148,9 +148,10 @@ impl Driver {
     pub fn timeout(&mut self) {
         self.tcb.prior_cwnd = self.tcb.cwnd;
         self.tcb.ssthresh = self.cc.ssthresh(&mut self.tcb, self.now);
+        // Linux `tcp_enter_loss` order, as the sender.
+        self.cc.cwnd_event(&mut self.tcb, CwndEvent::Loss, self.now);
         self.cc.set_state(&mut self.tcb, CaState::Loss, self.now);
         self.tcb.ca_state = CaState::Loss;
-        self.cc.cwnd_event(&mut self.tcb, CwndEvent::Loss, self.now);
         self.tcb.cwnd = 1.0;
         self.tcb.snd_una = self.tcb.high_tx;
         self.outstanding.clear();

@@ -404,7 +404,7 @@ impl TcpSender {
         }
         let acked = ack - una_before;
         if acked > 0 {
-            self.on_new_data_acked(now, acked, ack, cong_controlled, out);
+            self.on_new_data_acked(now, acked, delivered, ack, cong_controlled, out);
         } else if self.packets_out() > 0 {
             self.on_dupack(now, out);
         }
@@ -550,10 +550,13 @@ impl TcpSender {
         self.retx_hint = self.retx_hint.min(seq);
     }
 
+    /// `acked`: the advance of the cumulative ACK; `delivered`: segments newly delivered by this
+    /// ACK, cumulatively or by SACK, which is what controllers grow by (Linux `acked`).
     fn on_new_data_acked(
         &mut self,
         now: Time,
         acked: u32,
+        delivered: u32,
         ack: u32,
         cong_controlled: bool,
         out: &mut Outbox,
@@ -585,7 +588,7 @@ impl TcpSender {
                     self.cc.cong_avoid(
                         &mut self.tcb,
                         &Ack {
-                            acked,
+                            acked: delivered,
                             ack_seq: ack,
                         },
                         now,
@@ -601,7 +604,7 @@ impl TcpSender {
                     self.cc.cong_avoid(
                         &mut self.tcb,
                         &Ack {
-                            acked,
+                            acked: delivered,
                             ack_seq: ack,
                         },
                         now,
@@ -717,8 +720,9 @@ impl TcpSender {
             self.set_undo_point(now);
             self.tcb.ssthresh = self.cc.ssthresh(&mut self.tcb, now);
         }
-        self.set_ca_state(CaState::Loss, now);
+        // Linux `tcp_enter_loss` order: ssthresh, CA_EVENT_LOSS, then the state change.
         self.cc.cwnd_event(&mut self.tcb, CwndEvent::Loss, now);
+        self.set_ca_state(CaState::Loss, now);
         // RFC 5681 §3.1: loss window of one segment.
         self.tcb.cwnd = 1.0;
         self.recover = self.tcb.high_tx;

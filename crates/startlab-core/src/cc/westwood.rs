@@ -1,0 +1,542 @@
+//! TCP Westwood with the eligible rate estimate (ERE): NewReno window growth; after a loss,
+//! ssthresh (and cwnd, if larger) set to ERE × RTT_min / segment size.
+//!
+//! Source: Wang et al., *TCP Startup Performance in Large Bandwidth Delay Networks* (seed 000),
+//! §II.B: the adaptive sample interval
+//!
+//! ```text
+//! T_k = RTT × (cwnd/RTT_min − RE) / (cwnd/RTT_min)                         (§II.B, T_k)
+//! ```
+//!
+//! the ERE sample (data acknowledged over T_k, divided by it), a first-order low-pass filter
+//! discretised with the Tustin (bilinear) approximation, and the loss pseudo-code. The filter is
+//! the one of the original Westwood (Mascolo et al., MobiCom 2001, as seed 002 §3.1.6 eq. 3.6–3.7
+//! reproduces it): with Δt_k the time since the previous sample and τ the filter time constant,
+//!
+//! ```text
+//! α_k   = (2τ − Δt_k) / (2τ + Δt_k)
+//! ERE_k = α_k · ERE_{k−1} + (1 − α_k)/2 · (s_k + s_{k−1})                   (seed 002 eq. 3.7)
+//! ```
+//!
+//! and, when no ACK arrives for τ/m (m ≥ 2, a Nyquist argument of the same paper), zero-valued
+//! "virtual" samples are inserted every τ/m.
+//!
+//! [`Ere`] is the estimator alone; Astart (`astart.rs`) reuses it.
+//!
+//! Choices where the paper leaves room (each repeated at its line):
+//! - RE (the achieved rate) is the data acknowledged during the last smoothed RTT divided by
+//!   that RTT, computed on every ACK and "exponentially averaged" with a constant gain:
+//!   RE ← ε·RE + (1 − ε)·sample, ε = 0.6 (`re_gain`; the value the ERE authors' ABSE work uses).
+//!   A slow filter here (the ERE filter's τ = 0.5 s, say) makes RE lag a growing window, which
+//!   reads as congestion (T_k near the RTT) and turns ERE into a packet-train rate during start-up.
+//! - The ERE sample on an ACK at t_k spans from the latest earlier ACK at or before t_k − T_k to
+//!   t_k, so it always covers at least one inter-ACK interval: T_k = 0 gives a packet-pair sample,
+//!   T_k = RTT a packet-train sample. T_k is clamped to [0, RTT].
+//! - The ERE filter starts from zero (a fresh filter); `seed_with_first_sample` starts it at its
+//!   first sample instead (as Linux's Westwood+ does). RE starts at its first sample.
+//! - ssthresh is at least 2 segments after fast retransmits too (the pseudo-code bounds it only
+//!   after a timeout). Before the first estimate the Reno rule (FlightSize / 2) is used.
+//! - "cwnd = ssthresh if cwnd > ssthresh" after 3 DUPACKs: the sender runs fast recovery from
+//!   cwnd = ssthresh (+3 with NewReno) and deflates to ssthresh when recovery ends; when recovery
+//!   ends we then lower cwnd to the window held when the loss was detected if that was smaller
+//!   (`recovery_cwnd_cap`), so cwnd never grows because of a loss. During recovery itself the
+//!   sender's window may exceed the pre-loss window when ERE × RTT_min does.
+//! - After a timeout the sender sets cwnd = 1 itself, as the pseudo-code does; it calls
+//!   `ssthresh()` only for the first timeout of a segment and not for a timeout during fast
+//!   recovery, so ERE × RTT_min is applied only then.
+
+use super::reno::{Reno, RenoConfig};
+use super::{Ack, AckSample, CaState, CongestionControl, Tcb};
+use crate::time::Time;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// A first-order low-pass filter discretised with the Tustin approximation, driven by irregular
+/// samples (seed 002 eq. 3.7), with virtual zero samples when the input pauses.
+#[derive(Clone, Debug, Default)]
+pub struct TustinFilter {
+    value: f64,
+    last_input: f64,
+    last_time: Option<Time>,
+}
+
+impl TustinFilter {
+    /// One step of eq. 3.7 over `dt` seconds with input `x`.
+    fn step(&mut self, x: f64, dt: f64, tau: f64) {
+        // α ∈ [0, 1): with virtual samples every τ/m (m ≥ 2) dt ≤ τ/2 and α ≥ 0.6; without them
+        // a gap longer than 2τ would make α negative, so it is clamped.
+        let a = ((2.0 * tau - dt) / (2.0 * tau + dt)).max(0.0);
+        self.value = a * self.value + (1.0 - a) / 2.0 * (x + self.last_input);
+        self.last_input = x;
+    }
+
+    /// Feeds sample `x` taken at `now`. `m` > 0 inserts virtual zero samples every τ/m of
+    /// silence; `seed` makes the first sample the initial output (else the filter starts at 0).
+    pub fn update(&mut self, x: f64, now: Time, tau: f64, m: f64, seed: bool) {
+        let Some(last) = self.last_time else {
+            // A fresh filter starts at 0 and takes its first sample in through the trapezoid of
+            // the next step (there is no interval yet to weigh it by); seeded, it starts there.
+            self.value = if seed { x } else { 0.0 };
+            self.last_input = x;
+            self.last_time = Some(now);
+            return;
+        };
+        self.last_time = Some(now);
+        let mut dt = now.saturating_since(last).as_secs_f64();
+        let tau = tau.max(1e-9);
+        if m > 0.0 {
+            let every = tau / m;
+            if dt > every {
+                // Virtual null samples at last + every, last + 2·every, …: the first blends the
+                // last real input with zero, the rest are pure decay by the same α.
+                let n = ((dt / every).ceil() as u64).saturating_sub(1).max(1);
+                self.step(0.0, every, tau);
+                if n > 1 {
+                    let a = (2.0 * tau - every) / (2.0 * tau + every);
+                    self.value *= a.powi((n - 1).min(i32::MAX as u64) as i32);
+                }
+                dt -= every * n as f64;
+                dt = dt.max(0.0);
+            }
+        }
+        self.step(x, dt, tau);
+    }
+
+    pub fn value(&self) -> Option<f64> {
+        self.last_time.map(|_| self.value)
+    }
+}
+
+/// Parameters of the eligible rate estimate, shared by Westwood and Astart.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct EreParams {
+    /// Filter time constant τ, seconds.
+    pub tau: f64,
+    /// Virtual zero samples every τ/m of silence; 0 disables them.
+    pub virtual_sample_m: f64,
+    /// Start the ERE filter at its first sample instead of at zero.
+    pub seed_with_first_sample: bool,
+    /// Weight ε of the previous RE in RE ← ε·RE + (1 − ε)·sample.
+    pub re_gain: f64,
+}
+
+/// The eligible rate estimate of TCP Westwood (seed 000 §II.B), in segments per second.
+#[derive(Clone, Debug)]
+pub struct Ere {
+    params: EreParams,
+    /// (ACK arrival time, cumulative segments delivered after it); one entry per instant.
+    history: VecDeque<(Time, f64)>,
+    /// Entries older than the horizon were dropped (before that, nothing had been delivered
+    /// before the oldest entry).
+    pruned: bool,
+    delivered: f64,
+    re: Option<f64>,
+    ere: TustinFilter,
+    last_interval: Option<f64>,
+}
+
+/// Longest history kept, entries (a safeguard; the RTT horizon normally bounds it).
+const MAX_HISTORY: usize = 1 << 16;
+
+impl Ere {
+    pub fn new(params: EreParams) -> Self {
+        Ere {
+            params,
+            history: VecDeque::new(),
+            pruned: false,
+            delivered: 0.0,
+            re: None,
+            ere: TustinFilter::default(),
+            last_interval: None,
+        }
+    }
+
+    /// Cumulative segments delivered by the latest ACK at or before `t`.
+    fn delivered_at(&self, t: Time) -> f64 {
+        match self.history.iter().rev().find(|e| e.0 <= t) {
+            Some(e) => e.1,
+            None if self.pruned => self.history.front().map_or(0.0, |e| e.1),
+            None => 0.0,
+        }
+    }
+
+    /// Every ACK that delivers data (`pkts_acked`): `acked` segments arrived at `now`.
+    pub fn on_ack(&mut self, tcb: &Tcb, acked: u32, now: Time) {
+        self.delivered += acked as f64;
+        match self.history.back_mut() {
+            Some(last) if last.0 == now => last.1 = self.delivered,
+            _ => self.history.push_back((now, self.delivered)),
+        }
+        let (Some(srtt), Some(min_rtt)) = (tcb.srtt.or(tcb.latest_rtt), tcb.min_rtt) else {
+            return;
+        };
+        let rtt = srtt.as_secs_f64();
+        let rtt_min = min_rtt.as_secs_f64();
+        // Keep one entry at or before now − RTT (the longest span looked back), drop older.
+        let horizon = Time::from_nanos(now.as_nanos().saturating_sub(srtt.as_nanos()));
+        while self.history.len() > 2 && self.history[1].0 <= horizon {
+            self.history.pop_front();
+            self.pruned = true;
+        }
+        while self.history.len() > MAX_HISTORY {
+            self.history.pop_front();
+            self.pruned = true;
+        }
+        if rtt <= 0.0 || rtt_min <= 0.0 {
+            return;
+        }
+        let p = self.params;
+
+        // RE: data acknowledged during the latest RTT, divided by it (§II.B), exponentially
+        // averaged with a constant gain, starting at the first sample.
+        let re_sample = (self.delivered - self.delivered_at(horizon)) / rtt;
+        let eps = p.re_gain.clamp(0.0, 1.0);
+        let re = self
+            .re
+            .map_or(re_sample, |v| eps * v + (1.0 - eps) * re_sample);
+        self.re = Some(re);
+
+        // T_k (§II.B): small when the achieved rate matches cwnd / RTT_min (no queue: close to a
+        // packet pair), up to one RTT under congestion (a packet train). Clamped to [0, RTT].
+        let expected = tcb.cwnd / rtt_min;
+        let tk = if expected > 0.0 {
+            (rtt * (expected - re) / expected).clamp(0.0, rtt)
+        } else {
+            rtt
+        };
+        self.last_interval = Some(tk);
+
+        // The ERE sample spans from the latest earlier ACK at or before now − T_k (else the
+        // oldest earlier ACK kept) to now: at least one inter-ACK interval.
+        let from = Time::from_nanos(
+            now.as_nanos()
+                .saturating_sub(crate::time::Duration::from_secs_f64(tk).as_nanos()),
+        );
+        let base = self
+            .history
+            .iter()
+            .rev()
+            .find(|e| e.0 <= from && e.0 < now)
+            .or_else(|| self.history.front().filter(|e| e.0 < now))
+            .copied();
+        if let Some((t0, d0)) = base {
+            let span = now.saturating_since(t0).as_secs_f64();
+            let sample = (self.delivered - d0) / span;
+            self.ere.update(
+                sample,
+                now,
+                p.tau,
+                p.virtual_sample_m,
+                p.seed_with_first_sample,
+            );
+        }
+    }
+
+    /// The eligible rate estimate, segments per second (`None` before the first sample).
+    pub fn rate(&self) -> Option<f64> {
+        self.ere.value()
+    }
+
+    /// The smoothed achieved rate RE, segments per second.
+    pub fn achieved_rate(&self) -> Option<f64> {
+        self.re
+    }
+
+    /// T_k of the last ACK, seconds.
+    pub fn last_interval(&self) -> Option<f64> {
+        self.last_interval
+    }
+
+    /// ERE × RTT_min / segment size, in segments (the rate is already in segments per second).
+    pub fn window(&self, tcb: &Tcb) -> Option<f64> {
+        let rate = self.rate()?;
+        let rtt_min = tcb.min_rtt?.as_secs_f64();
+        let w = rate * rtt_min;
+        w.is_finite().then_some(w)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WestwoodConfig {
+    /// Time constant τ of the Tustin filters, seconds (Westwood, MobiCom 2001: 0.5 s).
+    pub tau: f64,
+    /// Virtual zero samples every τ/m without ACKs (Westwood: m = 2); 0 disables them.
+    pub virtual_sample_m: f64,
+    /// Start the ERE filter at its first sample instead of at zero.
+    pub seed_with_first_sample: bool,
+    /// Weight ε of the previous RE in RE ← ε·RE + (1 − ε)·sample (ABSE: 0.6).
+    pub re_gain: f64,
+    /// After fast recovery, cwnd = min(ssthresh, cwnd at the loss) (the pseudo-code); false
+    /// leaves the sender's cwnd = ssthresh.
+    pub recovery_cwnd_cap: bool,
+    /// RFC 3465 byte-counting limit L for the NewReno growth; 0 counts ACKs.
+    pub abc_limit: u32,
+}
+
+impl Default for WestwoodConfig {
+    fn default() -> Self {
+        WestwoodConfig {
+            tau: 0.5,
+            virtual_sample_m: 2.0,
+            seed_with_first_sample: false,
+            re_gain: 0.6,
+            recovery_cwnd_cap: true,
+            abc_limit: 0,
+        }
+    }
+}
+
+impl WestwoodConfig {
+    pub fn ere_params(&self) -> EreParams {
+        EreParams {
+            tau: self.tau,
+            virtual_sample_m: self.virtual_sample_m,
+            seed_with_first_sample: self.seed_with_first_sample,
+            re_gain: self.re_gain,
+        }
+    }
+}
+
+impl super::registry::AlgorithmConfig for WestwoodConfig {
+    const PARAMS: &'static [(&'static str, &'static str)] = &[
+        (
+            "tau",
+            "time constant of the Tustin low-pass filter of ERE, seconds",
+        ),
+        (
+            "virtual_sample_m",
+            "insert zero samples every tau/m seconds without ACKs; 0: never",
+        ),
+        (
+            "seed_with_first_sample",
+            "start the ERE filter at its first sample instead of at 0",
+        ),
+        (
+            "re_gain",
+            "weight of the previous value in the achieved-rate average RE (0.6)",
+        ),
+        (
+            "recovery_cwnd_cap",
+            "after fast recovery cwnd = min(ERE x RTTmin, cwnd at the loss)",
+        ),
+        (
+            "abc_limit",
+            "RFC 3465 byte-counting limit L for NewReno growth; 0 counts ACKs",
+        ),
+    ];
+}
+
+/// TCP Westwood (ERE): NewReno growth, ERE-based ssthresh after losses.
+#[derive(Clone, Debug)]
+pub struct Westwood {
+    config: WestwoodConfig,
+    ere: Ere,
+    reno: Reno,
+    /// cwnd when the last loss was detected.
+    loss_cwnd: Option<f64>,
+}
+
+impl Westwood {
+    pub fn new(config: WestwoodConfig) -> Self {
+        let ere = Ere::new(config.ere_params());
+        let reno = Reno::new(RenoConfig {
+            abc_limit: config.abc_limit,
+            beta: 0.5,
+        });
+        Westwood {
+            config,
+            ere,
+            reno,
+            loss_cwnd: None,
+        }
+    }
+
+    pub fn ere(&self) -> &Ere {
+        &self.ere
+    }
+}
+
+impl CongestionControl for Westwood {
+    fn ssthresh(&mut self, tcb: &mut Tcb, _now: Time) -> f64 {
+        self.loss_cwnd = Some(tcb.cwnd);
+        match self.ere.window(tcb) {
+            // §II.B: ssthresh = (ERE × RTT_min) / seg_size, at least 2.
+            Some(w) => w.max(2.0),
+            // No estimate yet: Reno's rule.
+            None => (tcb.flight_size() as f64 / 2.0).max(2.0),
+        }
+    }
+
+    fn cong_avoid(&mut self, tcb: &mut Tcb, ack: &Ack, now: Time) {
+        self.reno.cong_avoid(tcb, ack, now);
+    }
+
+    fn set_state(&mut self, tcb: &mut Tcb, state: CaState, _now: Time) {
+        // Leaving fast recovery: the sender has set cwnd = ssthresh; the pseudo-code lowers cwnd
+        // to ssthresh only when it was larger, so never go above the window at the loss.
+        if state == CaState::Open
+            && tcb.ca_state == CaState::Recovery
+            && self.config.recovery_cwnd_cap
+        {
+            if let Some(w) = self.loss_cwnd {
+                tcb.cwnd = tcb.cwnd.min(w).max(1.0);
+            }
+        }
+    }
+
+    fn pkts_acked(&mut self, tcb: &mut Tcb, sample: &AckSample, now: Time) {
+        self.ere.on_ack(tcb, sample.acked, now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::registry::{self, Params};
+    use crate::cc::testing::Driver;
+    use crate::time::Duration;
+
+    fn params() -> EreParams {
+        WestwoodConfig::default().ere_params()
+    }
+
+    /// A Tustin step with Δt = τ/5: α = (2τ − τ/5)/(2τ + τ/5) = 9/11; from 0 with samples 10
+    /// and 10: ERE = (1 − 9/11)/2 × 20 = 20/11.
+    #[test]
+    fn tustin_step_matches_the_formula() {
+        let mut f = TustinFilter::default();
+        let t = |ms: u64| Time::from_nanos(ms * 1_000_000);
+        f.update(10.0, t(0), 0.5, 2.0, false);
+        assert_eq!(f.value(), Some(0.0));
+        f.update(10.0, t(100), 0.5, 2.0, false);
+        assert!((f.value().unwrap() - 20.0 / 11.0).abs() < 1e-12);
+    }
+
+    /// Silence of 1 s with τ = 0.5, m = 2: virtual samples at +0.25, +0.5, +0.75 s, then the
+    /// real one after the last 0.25 s. α = (1 − 0.25)/(1 + 0.25) = 0.6 each step. Starting at
+    /// ERE = 10 with last input 10: 0.6·10 + 0.2·10 = 8, then 4.8, 2.88, then
+    /// 0.6·2.88 + 0.2·(0 + 10) = 3.728.
+    #[test]
+    fn virtual_null_samples_fill_long_silences() {
+        let mut f = TustinFilter::default();
+        let t = |ms: u64| Time::from_nanos(ms * 1_000_000);
+        f.update(10.0, t(0), 0.5, 2.0, true);
+        assert_eq!(f.value(), Some(10.0));
+        f.update(10.0, t(1000), 0.5, 2.0, true);
+        assert!((f.value().unwrap() - 3.728).abs() < 1e-9, "{:?}", f.value());
+    }
+
+    /// ACKs at a constant 1000 segments/s (one per ms) on a 100 ms path whose window matches
+    /// the rate (cwnd 100, no queue): every ERE sample is 1000 segments/s whatever T_k, so the
+    /// filter, started at 0, converges as 1 − Π α_k: with Δt = 1 ms and τ = 0.5 s,
+    /// α = 999/1001 per ACK; after 2 s (2000 ACKs) the gap is about e^(−2000·2/1001) ≈ 2 %,
+    /// after 4 s about 0.03 %.
+    #[test]
+    fn ere_converges_to_a_constant_ack_rate() {
+        let mut tcb = Tcb::new(1000, 1040, 100.0, f64::INFINITY);
+        let rtt = Duration::from_millis(100);
+        tcb.srtt = Some(rtt);
+        tcb.min_rtt = Some(rtt);
+        tcb.latest_rtt = Some(rtt);
+        let mut e = Ere::new(params());
+        let at = |ms: u64, e: &mut Ere| e.on_ack(&tcb, 1, Time::from_nanos(ms * 1_000_000));
+        for ms in 1..=2000 {
+            at(ms, &mut e);
+        }
+        let r2 = e.rate().unwrap();
+        assert!(r2 > 970.0 && r2 < 1000.0, "{r2}");
+        for ms in 2001..=4000 {
+            at(ms, &mut e);
+        }
+        let r4 = e.rate().unwrap();
+        assert!((r4 - 1000.0).abs() < 1.0, "{r4}");
+        // RE (100 segments per 100 ms) converges to the same rate, so T_k shrinks to ~0:
+        // packet-pair samples.
+        assert!((e.achieved_rate().unwrap() - 1000.0).abs() < 1.0);
+        assert!(e.last_interval().unwrap() < 0.001);
+        // ERE × RTT_min = 100 segments.
+        assert!((e.window(&tcb).unwrap() - 100.0).abs() < 0.1);
+    }
+
+    /// Under congestion (RE well below cwnd / RTT_min) T_k grows toward the RTT: cwnd 200 over
+    /// RTT_min 100 ms expects 2000 segments/s; RE = 1000 gives T_k = RTT × (2000 − 1000)/2000
+    /// = RTT / 2.
+    #[test]
+    fn sample_interval_grows_with_congestion() {
+        let mut tcb = Tcb::new(1000, 1040, 200.0, f64::INFINITY);
+        let rtt = Duration::from_millis(100);
+        tcb.srtt = Some(rtt);
+        tcb.min_rtt = Some(rtt);
+        let mut e = Ere::new(EreParams {
+            seed_with_first_sample: true,
+            ..params()
+        });
+        for ms in 1..=4000u64 {
+            e.on_ack(&tcb, 1, Time::from_nanos(ms * 1_000_000));
+        }
+        assert!((e.last_interval().unwrap() - 0.05).abs() < 1e-3);
+        assert!((e.rate().unwrap() - 1000.0).abs() < 1.0);
+    }
+
+    /// Feeds `w` 4000 ACKs of one segment, 1 ms apart, on a 100 ms path: ERE → 1000
+    /// segments/s, ERE × RTT_min → 100 segments.
+    fn warmed_up(tcb: &mut Tcb) -> Westwood {
+        let mut w = Westwood::new(WestwoodConfig::default());
+        let rtt = Duration::from_millis(100);
+        tcb.srtt = Some(rtt);
+        tcb.min_rtt = Some(rtt);
+        let s = AckSample {
+            acked: 1,
+            rtt: Some(rtt),
+            prior_in_flight: 100,
+        };
+        for ms in 1..=4000u64 {
+            w.pkts_acked(tcb, &s, Time::from_nanos(ms * 1_000_000));
+        }
+        w
+    }
+
+    /// After three duplicate ACKs: ssthresh = ERE × RTT_min ≈ 100. With cwnd 150 at the loss,
+    /// cwnd ends recovery at ssthresh (100); with cwnd 60 it stays 60 (the pseudo-code only
+    /// lowers cwnd), so slow start resumes toward ssthresh.
+    #[test]
+    fn fast_retransmit_sets_ssthresh_from_the_estimate_and_only_lowers_cwnd() {
+        for (at_loss, after) in [(150.0, 100.0), (60.0, 60.0)] {
+            let mut tcb = Tcb::new(1000, 1040, 100.0, f64::INFINITY);
+            let mut w = warmed_up(&mut tcb);
+            tcb.cwnd = at_loss;
+            let s = w.ssthresh(&mut tcb, Time::ZERO);
+            assert!((s - 100.0).abs() < 0.1, "{s}");
+            // What the sender does: cwnd = ssthresh (+3 with NewReno), then deflates to
+            // ssthresh at the end of recovery and returns to Open.
+            tcb.ssthresh = s;
+            tcb.ca_state = CaState::Recovery;
+            tcb.cwnd = s + 3.0;
+            tcb.cwnd = s;
+            w.set_state(&mut tcb, CaState::Open, Time::ZERO);
+            assert!((tcb.cwnd - after).abs() < 0.1, "{at_loss}: {}", tcb.cwnd);
+        }
+    }
+
+    #[test]
+    fn timeout_sets_ssthresh_from_the_estimate_and_cwnd_to_one() {
+        let c = registry::build("westwood", &Params::new(), "default", &Params::new()).unwrap();
+        let mut d = Driver::new(c, 10.0, 10.0);
+        for _ in 0..30 {
+            d.round_spread(Duration::from_millis(100), Duration::from_millis(10));
+        }
+        d.send();
+        d.timeout();
+        assert_eq!(d.tcb.cwnd, 1.0);
+        assert!(d.tcb.ssthresh >= 2.0);
+    }
+
+    #[test]
+    fn without_an_estimate_the_reno_rule_applies() {
+        let mut w = Westwood::new(WestwoodConfig::default());
+        let mut t = Tcb::new(1000, 1040, 10.0, 100.0);
+        t.high_tx = 20;
+        assert_eq!(w.ssthresh(&mut t, Time::ZERO), 10.0);
+    }
+}
