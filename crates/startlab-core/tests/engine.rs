@@ -487,3 +487,33 @@ fn window_pacing_keeps_slow_start_from_building_a_queue() {
         assert_eq!(r.flows[0].delivered_bytes, 300_000);
     }
 }
+
+#[test]
+fn astart_start_up_lasts_through_its_mini_linear_phases_until_a_loss() {
+    // Wang et al. 2004 setup: 40 Mbps, 100 ms, initial ssthresh 32, buffer = BDP. NewReno leaves
+    // slow start at ssthresh 32; Astart keeps raising ssthresh, and its start-up only ends with
+    // the first fast retransmit (here: none in 20 s with a BDP buffer).
+    let text = |startup: &str| {
+        format!(
+            r#"
+duration = "20s"
+[topology]
+kind = "dumbbell"
+bottleneck = {{ rate = "40Mbps", delay = "49ms", queue = {{ kind = "droptail", limit = "1BDP" }} }}
+access = {{ rate = "10Gbps", delay = "0.5ms" }}
+[tcp]
+mss = "960B"
+initial_ssthresh = 32
+[[flows]]
+cc = "newreno"
+startup = "{startup}"
+"#
+        )
+    };
+    let newreno = &run_toml(&text("default")).flows[0];
+    assert_eq!(newreno.ss_exit_reason, "threshold");
+    assert_eq!(newreno.ss_exit_cwnd, 32.0);
+    let astart = &run_toml(&text("astart")).flows[0];
+    assert_eq!(astart.ss_exit_ns, -1, "{astart:?}");
+    assert!(astart.goodput_bps > 3.0 * newreno.goodput_bps);
+}

@@ -99,6 +99,12 @@ impl Astart {
 }
 
 impl SlowStart for Astart {
+    /// Start-up lasts until the first fast retransmit (§IV: "3 DUPACKS ⇒ switch to congestion
+    /// avoidance"), through the mini-linear phases at ssthresh, and again after every timeout.
+    fn in_startup(&self, tcb: &Tcb) -> bool {
+        self.active && tcb.ca_state != CaState::Recovery
+    }
+
     fn on_ack(&mut self, tcb: &mut Tcb, ack: &Ack, _now: Time) -> u32 {
         // Mini-exponential phase: cwnd += 1 per ACK up to ssthresh; the rest of the ACK goes to
         // the controller (the mini-linear phase).

@@ -269,6 +269,12 @@ pub trait CongestionControl: fmt::Debug {
     fn cong_control(&mut self, _tcb: &mut Tcb, _rs: &RateSample, _now: Time) -> bool {
         false
     }
+
+    /// Whether the flow is still in its start-up phase, for the reported phase and the
+    /// slow-start exit. By default, while cwnd < ssthresh.
+    fn in_startup(&self, tcb: &Tcb) -> bool {
+        tcb.in_slow_start()
+    }
 }
 
 /// A slow-start (start-up) algorithm, used while `cwnd < ssthresh`.
@@ -285,6 +291,13 @@ pub trait SlowStart: fmt::Debug {
 
     /// The loss-recovery state changed.
     fn set_state(&mut self, _tcb: &mut Tcb, _state: CaState, _now: Time) {}
+
+    /// Whether start-up is still under way. By default, while cwnd < ssthresh; an algorithm
+    /// whose start-up alternates phases around ssthresh (Astart's mini-linear phases) says so
+    /// here, so that its exit is not reported at the first crossing.
+    fn in_startup(&self, tcb: &Tcb) -> bool {
+        tcb.in_slow_start()
+    }
 
     /// A discrete event of the sender (forwarded by [`WithStartup`]).
     fn cwnd_event(&mut self, _tcb: &mut Tcb, _event: CwndEvent, _now: Time) {}
@@ -340,6 +353,9 @@ impl CongestionControl for WithStartup {
     }
     fn undo_cwnd(&mut self, tcb: &mut Tcb) -> f64 {
         self.cc.undo_cwnd(tcb)
+    }
+    fn in_startup(&self, tcb: &Tcb) -> bool {
+        self.startup.in_startup(tcb)
     }
     fn cong_control(&mut self, tcb: &mut Tcb, rs: &RateSample, now: Time) -> bool {
         self.cc.cong_control(tcb, rs, now)

@@ -193,7 +193,7 @@ impl TcpSender {
             (ConnState::Done, _) => Phase::Closed,
             (_, CaState::Recovery) => Phase::Recovery,
             (_, CaState::Loss) => Phase::Loss,
-            _ if self.tcb.in_slow_start() => Phase::SlowStart,
+            _ if self.cc.in_startup(&self.tcb) => Phase::SlowStart,
             _ => Phase::CongestionAvoidance,
         }
     }
@@ -424,7 +424,7 @@ impl TcpSender {
             self.finish(now);
             return;
         }
-        if self.ss_exit.is_none() && self.tcb.ca_state == CaState::Open && !self.tcb.in_slow_start()
+        if self.ss_exit.is_none() && self.tcb.ca_state == CaState::Open && !self.cc.in_startup(&self.tcb)
         {
             self.note_slow_start_exit(now, ExitReason::Threshold);
         }
