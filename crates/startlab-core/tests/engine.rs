@@ -415,7 +415,7 @@ fn dumbbell_builder_is_usable_without_scenarios() {
     assert_eq!(net.links.len(), 6);
 }
 
-fn seed004(pacing: &str, size: &str, duration: &str) -> String {
+fn sallantin_topology(pacing: &str, size: &str, duration: &str) -> String {
     format!(
         r#"
 duration = "{duration}"
@@ -439,8 +439,8 @@ fn initial_spreading_matches_the_closed_form_of_the_uncongested_case() {
     // Seed 004 §III.C.1: the whole IW of n segments is acknowledged after RTT + (n - 1) T2
     // without spreading and RTT + (n - 1) RTT / n with it, T2 being the bottleneck's time per
     // packet: the difference is (n - 1)(RTT / n - T2).
-    let burst = run_toml(&seed004("none", "10000B", "2s")).flows[0].completion_ns as f64;
-    let spread = run_toml(&seed004("initial-spreading", "10000B", "2s")).flows[0].completion_ns as f64;
+    let burst = run_toml(&sallantin_topology("none", "10000B", "2s")).flows[0].completion_ns as f64;
+    let spread = run_toml(&sallantin_topology("initial-spreading", "10000B", "2s")).flows[0].completion_ns as f64;
     // The handshake RTT: 2 x 60 ms of propagation plus a 40-byte packet on 40, 10 and 40 Mbps
     // links each way: 120 ms + 2 x (8 + 32 + 8) us = 120.096 ms.
     let rtt = 120.096e6;
@@ -453,7 +453,7 @@ fn initial_spreading_matches_the_closed_form_of_the_uncongested_case() {
 fn initial_spreading_spaces_only_the_first_window() {
     // With spreading, the first RTT never queues at the bottleneck (a packet every 12 ms, each
     // served in 0.83 ms); from the second RTT on, ACK clocking sends pairs again.
-    let text = seed004("initial-spreading", "200KB", "1s").replace("[[flows]]", "[measure]\ninterval = \"event\"\n[[flows]]");
+    let text = sallantin_topology("initial-spreading", "200KB", "1s").replace("[[flows]]", "[measure]\ninterval = \"event\"\n[[flows]]");
     let r = run_toml(&text);
     let qs = &r.queue_series;
     // The last spread segment leaves at 120 + 9 x 12 ms and reaches the bottleneck by 234 ms; the
@@ -472,9 +472,9 @@ fn initial_spreading_spaces_only_the_first_window() {
 
 #[test]
 fn window_pacing_keeps_slow_start_from_building_a_queue() {
-    let burst = run_toml(&seed004("none", "300KB", "3s"));
-    let paced = run_toml(&seed004("window", "300KB", "3s"));
-    let linux = run_toml(&seed004("linux", "300KB", "3s"));
+    let burst = run_toml(&sallantin_topology("none", "300KB", "3s"));
+    let paced = run_toml(&sallantin_topology("window", "300KB", "3s"));
+    let linux = run_toml(&sallantin_topology("linux", "300KB", "3s"));
     let q = |r: &startlab_core::measure::Report| r.links.iter().find(|l| l.alias == "bottleneck").unwrap().max_queue_packets;
     // Unpaced slow start sends two segments per ACK: the queue grows to about half the window.
     assert!(q(&burst) > 40, "{}", q(&burst));

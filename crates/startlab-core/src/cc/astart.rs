@@ -3,7 +3,7 @@
 //! growth (cwnd < ssthresh: +1 per ACK) and mini-linear growth (cwnd ≥ ssthresh: +1/cwnd per
 //! ACK, the controller's congestion avoidance) until the first loss.
 //!
-//! Source: Wang et al., *TCP Startup Performance in Large Bandwidth Delay Networks* (seed 000),
+//! Source: Wang et al., *TCP Startup Performance in Large Bandwidth Delay Networks* (Wang et al. 2004),
 //! §IV (pseudo-code and Fig. 5–6), with the estimator of §II.B ([`super::westwood::Ere`]).
 //!
 //! Choices where the paper leaves room (each repeated at its line):

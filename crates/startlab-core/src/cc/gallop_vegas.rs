@@ -3,7 +3,7 @@
 //! every round on Vegas's backlog Δ, with the transmissions of each round smoothed to one segment
 //! per ACK plus one extra segment every second ACK.
 //!
-//! Source: Ho, Chan, Chen, *An Enhanced Slow-Start Mechanism for TCP Vegas* (seed 003), §3.2
+//! Source: Ho, Chan, Chen, *An Enhanced Slow-Start Mechanism for TCP Vegas* (Ho et al.), §3.2
 //! (scheme, Table 1) and §3.3 (pseudo-code), with Vegas (§2, eq. 1) from `vegas.rs`. Defaults
 //! γ = 1, β = 3 (and Vegas's α = 1).
 //!

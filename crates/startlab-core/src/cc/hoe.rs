@@ -2,9 +2,9 @@
 //! estimated by least squares over three closely spaced ACKs, times the RTT of the first
 //! segment; slow start is otherwise standard.
 //!
-//! Source: Wang et al., *TCP Startup Performance in Large Bandwidth Delay Networks* (seed 000),
+//! Source: Wang et al., *TCP Startup Performance in Large Bandwidth Delay Networks* (Wang et al. 2004),
 //! §III.C, describing J. Hoe, *Improving the Start-up Behavior of a Congestion Control Scheme for
-//! TCP* (SIGCOMM 1996). Deng et al. (seed 001, §2.3) suggest the same estimate as P-Start's
+//! TCP* (SIGCOMM 1996). Deng et al. (Deng et al., §2.3) suggest the same estimate as P-Start's
 //! ssthresh, so [`HoeEstimator`] is public and used by `pstart`.
 //!
 //! Choices where the description leaves room (each repeated at its line):

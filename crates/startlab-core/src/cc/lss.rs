@@ -1,4 +1,4 @@
-//! Limited Slow Start (RFC 3742; surveyed in seed 002 §3.2.3).
+//! Limited Slow Start (RFC 3742; surveyed in Ha 2009 §3.2.3).
 //!
 //! Below `max_ssthresh` it is standard slow start. Above it, cwnd grows by 1/K segment per ACK
 //! with K = int(cwnd / (0.5 max_ssthresh)) (RFC 3742 §2), so that slow start adds at most

@@ -2,7 +2,7 @@
 //! exponential approach that closes γ/(γ+1) of the gap to ssthresh each round, until the gap is
 //! below δ, when cwnd is set to ssthresh.
 //!
-//! Source: Deng, Chen, Zhang, *A Parameterized Model of TCP Slow Start* (seed 001), §2.2
+//! Source: Deng, Chen, Zhang, *A Parameterized Model of TCP Slow Start* (Deng et al.), §2.2
 //! (eq. 2 and the algorithm), §2.3 (eq. 3, the γ-parameterized rule, and eq. 4, the adaptive γ).
 //! The per-round rule, with W = cwnd at the start of a round and S = ssthresh:
 //!
@@ -60,7 +60,7 @@ pub enum SsthreshSource {
     /// The configured (initial) ssthresh, or the controller's after a loss.
     #[default]
     Configured,
-    /// Hoe's packet-pair estimate, once available (seed 001 §2.3).
+    /// Hoe's packet-pair estimate, once available (Deng et al. §2.3).
     Hoe,
 }
 

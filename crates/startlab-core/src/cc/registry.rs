@@ -161,29 +161,29 @@ const CCS: &[CcEntry] = &[
         params: param_info::<RenoConfig>,
         build: build_reno,
     },
-    // seed 000 (Wang et al.): Westwood+
+    // Wang et al. 2004 (Wang et al.): Westwood+
     CcEntry {
         name: "westwood",
         summary: "NewReno growth; after a loss ssthresh = ERE x RTTmin (eligible rate estimate: adaptive interval T_k, Tustin filter)",
-        source: "seed 000 §II.B (Wang et al., TCP Westwood ERE)",
+        source: "Wang et al. 2004 §II.B (Wang et al., TCP Westwood ERE)",
         recovery: "newreno",
         params: param_info::<super::westwood::WestwoodConfig>,
         build: |p| Ok(Box::new(super::westwood::Westwood::new(parse(p)?))),
     },
-    // seed 000 / 003: Vegas
+    // Wang et al. 2004 / Ho et al.: Vegas
     CcEntry {
         name: "vegas",
         summary: "Vegas: backlog Δ = W (RTT - BaseRTT) / RTT; +-1 segment per RTT outside [alpha, beta]; slow start doubling every other RTT until Δ > gamma",
-        source: "seed 003 §2, seed 000 §III.D (Brakmo and Peterson)",
+        source: "Ho et al. §2, Wang et al. 2004 §III.D (Brakmo and Peterson)",
         recovery: "newreno",
         params: param_info::<super::vegas::VegasConfig>,
         build: |p| Ok(Box::new(super::vegas::Vegas::new(parse(p)?))),
     },
-    // seed 002 (Ha): CUBIC, BIC-TCP, BLAST
+    // Ha 2009 (Ha): CUBIC, BIC-TCP, BLAST
     CcEntry {
         name: "cubic",
         summary: "CUBIC: W(t) = C (t - K)^3 + W_max in real time since the last reduction, TCP-friendly region, fast convergence; standard slow start",
-        source: "seed 002 ch. 5 (Ha), Eqs. 5.1-5.4, Figs. 5.2-5.3; Linux net/ipv4/tcp_cubic.c",
+        source: "Ha 2009 ch. 5 (Ha), Eqs. 5.1-5.4, Figs. 5.2-5.3; Linux net/ipv4/tcp_cubic.c",
         recovery: "newreno",
         params: param_info::<super::cubic::CubicConfig>,
         build: |p| Ok(Box::new(super::cubic::Cubic::new(parse(p)?)?)),
@@ -191,7 +191,7 @@ const CCS: &[CcEntry] = &[
     CcEntry {
         name: "bic",
         summary: "BIC-TCP: binary search towards W_max (steps at most S_max), max probing past it, standard TCP below low_window",
-        source: "seed 002 §5.1.1 (Ha); Xu, Harfoush, Rhee 2004",
+        source: "Ha 2009 §5.1.1 (Ha); Xu, Harfoush, Rhee 2004",
         recovery: "newreno",
         params: param_info::<super::bic::BicConfig>,
         build: |p| Ok(Box::new(super::bic::Bic::new(parse(p)?)?)),
@@ -199,16 +199,16 @@ const CCS: &[CcEntry] = &[
     CcEntry {
         name: "blast",
         summary: "BLAST: BIC-TCP that keeps its window on losses the round's mean queueing delay marks as non-congestion, and grows in fast recovery",
-        source: "seed 002 ch. 7 (Ha), Eqs. 7.1-7.10, Figs. 7.7-7.9",
+        source: "Ha 2009 ch. 7 (Ha), Eqs. 7.1-7.10, Figs. 7.7-7.9",
         recovery: "newreno",
         params: param_info::<super::blast::BlastConfig>,
         build: |p| Ok(Box::new(super::blast::Blast::new(parse(p)?)?)),
     },
-    // seed 003 (Ho et al.): Gallop-Vegas
+    // Ho et al. (Ho et al.): Gallop-Vegas
     CcEntry {
         name: "gallop-vegas",
         summary: "Vegas with stable-growth slow start: per-RTT increment incr grows by 1, halved when gamma <= Δ < beta, cut when Δ >= beta; one extra segment per two ACKs",
-        source: "seed 003 §3.2-3.3 (Ho, Chan, Chen)",
+        source: "Ho et al. §3.2-3.3 (Ho, Chan, Chen)",
         recovery: "newreno",
         params: param_info::<super::gallop_vegas::GallopVegasConfig>,
         build: |p| Ok(Box::new(super::gallop_vegas::GallopVegas::new(parse(p)?))),
@@ -224,42 +224,42 @@ const STARTUPS: &[StartupEntry] = &[
         params: param_info::<StandardConfig>,
         build: |p| Ok(Box::new(Standard::new(parse(p)?))),
     },
-    // seed 000 (Wang et al.): Astart, Hoe's packet-pair ssthresh
+    // Wang et al. 2004 (Wang et al.): Astart, Hoe's packet-pair ssthresh
     StartupEntry {
         name: "astart",
         summary: "Adaptive Start: ssthresh raised to ERE x RTTmin on every ACK until the first fast retransmit (again after timeouts)",
-        source: "seed 000 §IV (Wang et al.)",
+        source: "Wang et al. 2004 §IV (Wang et al.)",
         params: param_info::<super::astart::AstartConfig>,
         build: |p| Ok(Box::new(super::astart::Astart::new(parse(p)?))),
     },
     StartupEntry {
         name: "hoe",
         summary: "standard slow start with ssthresh = least-squares bandwidth of three closely spaced ACKs x first RTT",
-        source: "seed 000 §III.C (Hoe, SIGCOMM 1996)",
+        source: "Wang et al. 2004 §III.C (Hoe, SIGCOMM 1996)",
         params: param_info::<super::hoe::HoeConfig>,
         build: |p| Ok(Box::new(super::hoe::Hoe::new(parse(p)?))),
     },
-    // seed 000 / 003: Vegas slow start
+    // Wang et al. 2004 / Ho et al.: Vegas slow start
     StartupEntry {
         name: "vegas-ss",
         summary: "Vegas slow start: doubles every other RTT; leaves when Δ > gamma with cwnd cut by 1/8",
-        source: "seed 003 §2, seed 000 §III.D",
+        source: "Ho et al. §2, Wang et al. 2004 §III.D",
         params: param_info::<super::vegas::VegasSsConfig>,
         build: |p| Ok(Box::new(super::vegas::VegasSlowStart::new(parse(p)?))),
     },
-    // seed 001 (Deng et al.): P-Start
+    // Deng et al. (Deng et al.): P-Start
     StartupEntry {
         name: "pstart",
         summary: "P-Start: x(gamma+1) per RTT below ssthresh/2, then closes gamma/(gamma+1) of the gap per RTT until it is below delta",
-        source: "seed 001 §2.2-2.3, eq. 3-4 (Deng, Chen, Zhang)",
+        source: "Deng et al. §2.2-2.3, eq. 3-4 (Deng, Chen, Zhang)",
         params: param_info::<super::pstart::PStartConfig>,
         build: |p| Ok(Box::new(super::pstart::PStart::new(parse(p)?))),
     },
-    // seed 002 (Ha): HyStart
+    // Ha 2009 (Ha): HyStart
     StartupEntry {
         name: "hystart",
         summary: "HyStart: slow start left (ssthresh = cwnd) when the ACK train reaches min RTT / 2 or a round's early RTTs rise",
-        source: "seed 002 §6.3, Fig. 6.7 (Ha); Linux net/ipv4/tcp_cubic.c (variant = \"linux\")",
+        source: "Ha 2009 §6.3, Fig. 6.7 (Ha); Linux net/ipv4/tcp_cubic.c (variant = \"linux\")",
         params: param_info::<super::hystart::HyStartConfig>,
         build: |p| Ok(Box::new(super::hystart::HyStart::new(parse(p)?)?)),
     },
@@ -267,7 +267,7 @@ const STARTUPS: &[StartupEntry] = &[
     StartupEntry {
         name: "lss",
         summary: "Limited Slow Start: above max_ssthresh, at most max_ssthresh/2 segments of growth per RTT",
-        source: "RFC 3742 §2 (seed 002 §3.2.3)",
+        source: "RFC 3742 §2 (Ha 2009 §3.2.3)",
         params: param_info::<LssConfig>,
         build: |p| Ok(Box::new(LimitedSlowStart::new(parse(p)?))),
     },

@@ -1,17 +1,17 @@
 //! TCP Vegas: congestion avoidance on the estimated backlog Δ, and its modified slow start that
 //! doubles the window only every other round trip.
 //!
-//! Sources: Ho, Chan, Chen, *An Enhanced Slow-Start Mechanism for TCP Vegas* (seed 003), §2,
+//! Sources: Ho, Chan, Chen, *An Enhanced Slow-Start Mechanism for TCP Vegas* (Ho et al.), §2,
 //! which gives eq. (1) and the slow-start exit rule (Δ > γ, cwnd cut by 1/8) with the defaults
 //! α = 1, β = 3, γ = 1; Wang et al., *TCP Startup Performance in Large Bandwidth Delay Networks*
-//! (seed 000), §III.D, which times the check: it is made only at the start of the round trip in
+//! (Wang et al. 2004), §III.D, which times the check: it is made only at the start of the round trip in
 //! which cwnd is doubled, so the RTT it uses was measured while the previous doubling's queue was
 //! draining. Both papers cite Brakmo and Peterson (1995) for the rest of Vegas (the +1 / −1
 //! segment per RTT of congestion avoidance).
 //!
 //! Two names are registered: `vegas` (a controller: this slow start, Vegas congestion avoidance,
 //! a loss response) and `vegas-ss` (the slow start alone, as a start-up algorithm on another
-//! controller, which is how seed 000 Table 3 / Fig. 4 looks at it).
+//! controller, which is how Wang et al. 2004 Table 3 / Fig. 4 looks at it).
 //!
 //! The module also holds [`Rounds`], the round-trip delimiter that Gallop-Vegas and P-Start share.
 
@@ -122,7 +122,7 @@ pub enum Boundary {
     Next(RttStats),
 }
 
-/// Eq. (1) of seed 003: Δ = (Expected − Actual) × BaseRTT = W (D − d) / D, in segments, with
+/// Eq. (1) of Ho et al.: Δ = (Expected − Actual) × BaseRTT = W (D − d) / D, in segments, with
 /// Expected = W / d and Actual = W / D. Zero when D is zero (no queue can be inferred).
 pub fn backlog(window: f64, rtt: f64, base_rtt: f64) -> f64 {
     if rtt > 0.0 && rtt.is_finite() {

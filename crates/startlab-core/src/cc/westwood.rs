@@ -1,7 +1,7 @@
 //! TCP Westwood with the eligible rate estimate (ERE): NewReno window growth; after a loss,
 //! ssthresh (and cwnd, if larger) set to ERE × RTT_min / segment size.
 //!
-//! Source: Wang et al., *TCP Startup Performance in Large Bandwidth Delay Networks* (seed 000),
+//! Source: Wang et al., *TCP Startup Performance in Large Bandwidth Delay Networks* (Wang et al. 2004),
 //! §II.B: the adaptive sample interval
 //!
 //! ```text
@@ -10,12 +10,12 @@
 //!
 //! the ERE sample (data acknowledged over T_k, divided by it), a first-order low-pass filter
 //! discretised with the Tustin (bilinear) approximation, and the loss pseudo-code. The filter is
-//! the one of the original Westwood (Mascolo et al., MobiCom 2001, as seed 002 §3.1.6 eq. 3.6–3.7
+//! the one of the original Westwood (Mascolo et al., MobiCom 2001, as Ha 2009 §3.1.6 eq. 3.6–3.7
 //! reproduces it): with Δt_k the time since the previous sample and τ the filter time constant,
 //!
 //! ```text
 //! α_k   = (2τ − Δt_k) / (2τ + Δt_k)
-//! ERE_k = α_k · ERE_{k−1} + (1 − α_k)/2 · (s_k + s_{k−1})                   (seed 002 eq. 3.7)
+//! ERE_k = α_k · ERE_{k−1} + (1 − α_k)/2 · (s_k + s_{k−1})                   (Ha 2009 eq. 3.7)
 //! ```
 //!
 //! and, when no ACK arrives for τ/m (m ≥ 2, a Nyquist argument of the same paper), zero-valued
@@ -52,7 +52,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// A first-order low-pass filter discretised with the Tustin approximation, driven by irregular
-/// samples (seed 002 eq. 3.7), with virtual zero samples when the input pauses.
+/// samples (Ha 2009 eq. 3.7), with virtual zero samples when the input pauses.
 #[derive(Clone, Debug, Default)]
 pub struct TustinFilter {
     value: f64,
@@ -120,7 +120,7 @@ pub struct EreParams {
     pub re_gain: f64,
 }
 
-/// The eligible rate estimate of TCP Westwood (seed 000 §II.B), in segments per second.
+/// The eligible rate estimate of TCP Westwood (Wang et al. 2004 §II.B), in segments per second.
 #[derive(Clone, Debug)]
 pub struct Ere {
     params: EreParams,

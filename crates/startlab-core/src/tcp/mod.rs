@@ -38,12 +38,12 @@ pub enum Pacing {
     ByController,
     /// The whole window spread over the smoothed RTT: rate = cwnd / srtt, updated on every ACK
     /// (Aggarwal, Savage and Anderson, "Understanding the performance of TCP pacing", 2000;
-    /// seed 004 §II.B).
+    /// Sallantin et al. 2013 §II.B).
     Window,
     /// Linux's internal pacing: rate = ratio × cwnd / srtt with `ss_ratio` while
     /// cwnd < ssthresh / 2 and `ca_ratio` otherwise (net/ipv4/tcp_input.c `tcp_update_pacing_rate`).
     Linux { ss_ratio: f64, ca_ratio: f64 },
-    /// Initial Spreading (seed 004 §III.A): the initial window spaced evenly over the RTT measured
+    /// Initial Spreading (Sallantin et al. 2013 §III.A): the initial window spaced evenly over the RTT measured
     /// on the handshake, one segment every RTT / IW, then ordinary ACK clocking from the first ACK.
     InitialSpreading,
 }

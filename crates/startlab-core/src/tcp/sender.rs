@@ -262,7 +262,7 @@ impl TcpSender {
         self.cc.init(&mut self.tcb, now);
         self.cc.cwnd_event(&mut self.tcb, CwndEvent::TxStart, now);
         if let (Pacing::InitialSpreading, Some(srtt)) = (self.cfg.pacing, self.rtt.srtt()) {
-            // One segment every RTT / IW (seed 004 §III.C: "one packet is sent every RTT/10").
+            // One segment every RTT / IW (Sallantin et al. 2013 §III.C: "one packet is sent every RTT/10").
             let iw = self.cfg.initial_window.max(1) as f64;
             self.tcb.pacing_rate = Some(rate_of(iw * self.tcb.wire_bytes as f64, srtt));
         }

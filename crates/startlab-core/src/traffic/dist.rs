@@ -16,7 +16,7 @@ pub enum SizeDistribution {
         mean_bytes: f64,
         shape: f64,
     },
-    /// SURGE-style web sizes (seed 002 §4.4): with probability `1 - tail_fraction` a log-normal
+    /// SURGE-style web sizes (Ha 2009 §4.4): with probability `1 - tail_fraction` a log-normal
     /// body exp(N(mu, sigma)), otherwise a Pareto tail with `tail_shape` and minimum `tail_min_bytes`.
     LognormalPareto {
         mu: f64,
