@@ -74,6 +74,29 @@ pub fn dumbbell(spec: &DumbbellSpec, seed: u64) -> Network {
     net
 }
 
+/// Builds N independent copies of the dumbbell path, one per pair: `s{i}` → `left{i}` →
+/// `right{i}` → `r{i}`, each bottleneck aliased `bottleneck{i}`. Flows on different pairs never
+/// meet, so algorithms can be compared side by side under identical conditions in one run.
+pub fn parallel(spec: &DumbbellSpec, seed: u64) -> Network {
+    assert_eq!(spec.sender_access.len(), spec.receiver_access.len());
+    let mut net = Network::default();
+    let n = spec.sender_access.len();
+    let senders: Vec<NodeId> = (0..n).map(|i| net.add_node(format!("s{i}"), NodeKind::Host)).collect();
+    let receivers: Vec<NodeId> = (0..n).map(|i| net.add_node(format!("r{i}"), NodeKind::Host)).collect();
+    for i in 0..n {
+        let left = net.add_node(format!("left{i}"), NodeKind::Router);
+        let right = net.add_node(format!("right{i}"), NodeKind::Router);
+        let b = &spec.bottleneck;
+        net.add_link(left, right, b.forward.clone(), b.reverse.clone(), &format!("bottleneck{i}"), seed);
+        let a = &spec.sender_access[i];
+        net.add_link(senders[i], left, a.forward.clone(), a.reverse.clone(), "", seed);
+        let a = &spec.receiver_access[i];
+        net.add_link(right, receivers[i], a.forward.clone(), a.reverse.clone(), "", seed);
+    }
+    net.compute_routes();
+    net
+}
+
 #[derive(Clone, Debug)]
 pub struct ParkingLotSpec {
     /// One per hop: R{h} → R{h+1} is `forward`.
@@ -204,6 +227,22 @@ mod tests {
         );
         // Hosts do not forward: no route from s0 to s1 through... s0 reaches s1 via left.
         assert_eq!(net.path(net.find_node("s0").unwrap(), s1).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn parallel_paths_do_not_meet() {
+        let spec = DumbbellSpec {
+            bottleneck: duplex(10, 20),
+            sender_access: vec![duplex(100, 1); 2],
+            receiver_access: vec![duplex(100, 1); 2],
+        };
+        let net = parallel(&spec, 1);
+        let path = |a: &str, b: &str| net.path(net.find_node(a).unwrap(), net.find_node(b).unwrap());
+        let names: Vec<&str> =
+            path("s1", "r1").unwrap().iter().map(|&l| net.link_names[l as usize].as_str()).collect();
+        assert_eq!(names, ["s1->left1", "left1->right1", "right1->r1"]);
+        assert!(path("s0", "r1").is_none());
+        assert!(net.find_link("bottleneck1").is_some());
     }
 
     #[test]

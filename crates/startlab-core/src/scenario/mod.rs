@@ -299,8 +299,8 @@ fn resolve_topology(t: &Topology, tcp: &TcpSpec) -> Result<Topology, ScenarioErr
     check_link(&bottleneck, "topology.bottleneck")?;
     let access = fill_directions(access);
     match t.kind {
-        TopologyKind::Dumbbell => {
-            let kind = "dumbbell";
+        TopologyKind::Dumbbell | TopologyKind::Parallel => {
+            let kind = if t.kind == TopologyKind::Dumbbell { "dumbbell" } else { "parallel" };
             not_for("topology.hops", t.hops.is_some(), kind)?;
             not_for("topology.long_pairs", t.long_pairs.is_some(), kind)?;
             not_for("topology.cross_pairs", t.cross_pairs.is_some(), kind)?;
@@ -498,7 +498,7 @@ fn round_trip(l: &LinkSpec) -> Duration {
 /// Round-trip propagation delay of s0 -> r0 (dumbbell) or ls0 -> lr0 (parking lot).
 fn first_path_rtt(t: &Topology) -> Duration {
     match t.kind {
-        TopologyKind::Dumbbell => {
+        TopologyKind::Dumbbell | TopologyKind::Parallel => {
             let p = &t.pair.as_ref().unwrap()[0];
             round_trip(p.sender_access.as_ref().unwrap())
                 + round_trip(&t.bottleneck)
@@ -529,11 +529,8 @@ fn resolve_flow(
     // Endpoints.
     let (src, dst) = match (f.pair, &f.src, &f.dst) {
         (Some(p), None, None) => {
-            if s.topology.kind != TopologyKind::Dumbbell {
-                return Err(err(
-                    at("pair"),
-                    "only on a dumbbell; name the hosts with src and dst",
-                ));
+            if s.topology.kind == TopologyKind::ParkingLot {
+                return Err(err(at("pair"), "not on a parking lot; name the hosts with src and dst"));
             }
             let pairs = s.topology.pairs.unwrap();
             if p >= pairs {
@@ -551,7 +548,7 @@ fn resolve_flow(
             return Err(err(at("pair"), "give either pair or src and dst, not both"))
         }
         (None, Some(a), Some(b)) => (a.clone(), b.clone()),
-        (None, None, None) if s.topology.kind == TopologyKind::Dumbbell => {
+        (None, None, None) if s.topology.kind != TopologyKind::ParkingLot => {
             ("s0".into(), "r0".into())
         }
         (None, None, _) => return Err(err(at("src"), "required (the sending host)")),
@@ -846,6 +843,7 @@ fn resolve_measure(
     r.queue_series = Some(m.queue_series.unwrap_or(true));
     let links = m.links.clone().unwrap_or_else(|| match s.topology.kind {
         TopologyKind::Dumbbell => vec!["bottleneck".into()],
+        TopologyKind::Parallel => (0..s.topology.pairs.unwrap()).map(|i| format!("bottleneck{i}")).collect(),
         TopologyKind::ParkingLot => (0..s.topology.hops.unwrap())
             .map(|h| format!("hop{h}"))
             .collect(),
@@ -948,7 +946,7 @@ fn build_network(t: &Topology, seed: u64) -> Result<Network, ScenarioError> {
     let wire = 1000;
     let mut stream = 0;
     Ok(match t.kind {
-        TopologyKind::Dumbbell => {
+        TopologyKind::Dumbbell | TopologyKind::Parallel => {
             let pairs = t.pair.as_ref().expect("resolved");
             let spec = DumbbellSpec {
                 bottleneck: duplex(&t.bottleneck, wire, seed, &mut stream),
@@ -961,7 +959,11 @@ fn build_network(t: &Topology, seed: u64) -> Result<Network, ScenarioError> {
                     .map(|p| duplex(p.receiver_access.as_ref().unwrap(), wire, seed, &mut stream))
                     .collect(),
             };
-            topology::dumbbell(&spec, seed)
+            if t.kind == TopologyKind::Dumbbell {
+                topology::dumbbell(&spec, seed)
+            } else {
+                topology::parallel(&spec, seed)
+            }
         }
         TopologyKind::ParkingLot => {
             let spec = ParkingLotSpec {

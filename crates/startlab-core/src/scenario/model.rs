@@ -29,6 +29,8 @@ pub struct Scenario {
 #[serde(rename_all = "kebab-case")]
 pub enum TopologyKind {
     Dumbbell,
+    /// Independent copies of the dumbbell path, one per pair.
+    Parallel,
     ParkingLot,
 }
 
