@@ -3,7 +3,8 @@
 //! own.
 //!
 //! Usage: `startlab-bench [NAME…]` (all by default); `startlab-bench --one NAME` runs one scenario
-//! in this process and prints one line of JSON.
+//! in this process and prints one line of JSON; `startlab-bench --file PATH` does the same for a
+//! scenario file (the scaling and memory measurements of docs/performance.md use it).
 
 use startlab_core::scenario;
 use std::process::Command;
@@ -13,6 +14,16 @@ const SCENARIOS: &[(&str, &str, &str)] = &[
     ("a", "1 NewReno flow, 100 Mbps, 100 ms, buffer BDP, 60 s", include_str!("../scenarios/a-newreno-100mbps.toml")),
     ("b", "10 flows, 1 Gbps, 100 ms, buffer BDP, 60 s", include_str!("../scenarios/b-10-flows-1gbps.toml")),
     ("c", "100 flows, 1 Gbps, 50 ms, buffer BDP, 30 s", include_str!("../scenarios/c-100-flows-1gbps.toml")),
+    ("d", "NewReno, 40 Mbps, 100 ms, ssthresh 32, 20 s (Wang et al. 2004)", include_str!("../scenarios/d-newreno-40mbps-seed000.toml")),
+];
+
+/// The scenarios of the ns-3 comparison (`make bench-ns3`, bench/ns3/): (a)-(d) with the settings
+/// both simulators share. Run only by name (`--one ns3-a`), not by default.
+const NS3_SCENARIOS: &[(&str, &str, &str)] = &[
+    ("ns3-a", "1 NewReno flow, 100 Mbps, 100 ms, buffer BDP, 60 s", include_str!("../scenarios/ns3-a-newreno-100mbps.toml")),
+    ("ns3-b", "10 CUBIC flows, 1 Gbps, 100 ms, buffer BDP, 60 s", include_str!("../scenarios/ns3-b-10-cubic-1gbps.toml")),
+    ("ns3-c", "100 NewReno flows, 1 Gbps, 50 ms, buffer BDP, 30 s", include_str!("../scenarios/ns3-c-100-newreno-1gbps.toml")),
+    ("ns3-d", "Wang et al. 2004 Table 1: NewReno, 40 Mbps, 100 ms, ssthresh 32, 20 s", include_str!("../scenarios/ns3-d-seed000-table1.toml")),
 ];
 
 /// Peak resident memory of this process, KiB (Linux `VmHWM`).
@@ -27,23 +38,54 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// Time this thread has spent on a CPU, seconds (Linux `/proc/thread-self/schedstat`, first
+/// field, in ns): unlike the wall time, not inflated when the machine is busy.
+fn cpu_time_s() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()))
+        .map_or(f64::NAN, |ns| ns as f64 * 1e-9)
+}
+
 fn run_one(name: &str) {
-    let (_, _, text) = SCENARIOS.iter().find(|s| s.0 == name).unwrap_or_else(|| panic!("no scenario {name}"));
+    let (_, _, text) = SCENARIOS
+        .iter()
+        .chain(NS3_SCENARIOS)
+        .find(|s| s.0 == name)
+        .unwrap_or_else(|| panic!("no scenario {name}"));
+    run_text(text);
+}
+
+/// Runs one scenario given as TOML text in this process and prints one line of JSON.
+fn run_text(text: &str) {
     let s = scenario::from_toml(text).expect("valid scenario");
     let resolved = scenario::resolve(&s).expect("valid scenario");
     let sim = scenario::build(&resolved).expect("builds");
     let t0 = Instant::now();
+    let cpu0 = cpu_time_s();
     let report = sim.run();
     let wall = t0.elapsed().as_secs_f64();
+    let cpu = cpu_time_s() - cpu0;
     let delivered: u64 = report.flows.iter().map(|f| f.delivered_bytes).sum();
     let bottleneck = report.links.iter().find(|l| l.alias == "bottleneck").expect("bottleneck");
+    // Slow-start exit of flow 0 (-1: it never left slow start), and loss recovery of all flows.
+    let first = &report.flows[0];
+    let ss_exit_s = if first.ss_exit_ns < 0 { -1.0 } else { first.ss_exit_ns as f64 * 1e-9 };
+    let ss_exit_cwnd = if first.ss_exit_cwnd.is_finite() { first.ss_exit_cwnd } else { -1.0 };
+    let timeouts: u64 = report.flows.iter().map(|f| f.timeouts).sum();
+    let recoveries: u64 = report.flows.iter().map(|f| f.fast_recoveries).sum();
+    let retransmissions: u64 = report.flows.iter().map(|f| f.retransmissions).sum();
     println!(
-        "{{\"wall_s\":{wall},\"events\":{},\"packets\":{},\"peak_kib\":{},\"utilization\":{},\"delivered_bytes\":{delivered},\"drops\":{}}}",
+        "{{\"wall_s\":{wall},\"events\":{},\"packets\":{},\"peak_kib\":{},\"utilization\":{},\"delivered_bytes\":{delivered},\"drops\":{},\
+         \"ss_exit_s\":{ss_exit_s},\"ss_exit_cwnd\":{ss_exit_cwnd},\"ss_exit_reason\":\"{}\",\"queue_limit\":{},\
+         \"timeouts\":{timeouts},\"recoveries\":{recoveries},\"retransmissions\":{retransmissions},\"cpu_s\":{cpu}}}",
         report.stats.events,
         report.stats.packets_forwarded,
         peak_rss_kib(),
         bottleneck.utilization,
-        bottleneck.drops
+        bottleneck.drops,
+        first.ss_exit_reason,
+        bottleneck.limit_packets
     );
 }
 
@@ -57,6 +99,11 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--one") {
         run_one(&args[1]);
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--file") {
+        let text = std::fs::read_to_string(&args[1]).expect("readable scenario file");
+        run_text(&text);
         return;
     }
     let chosen: Vec<&(&str, &str, &str)> =

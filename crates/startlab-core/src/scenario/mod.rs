@@ -1004,15 +1004,15 @@ pub fn tcp_config(t: &TcpSpec, cc: &str) -> TcpConfig {
         initial_window: t.initial_window.unwrap().segments(mss),
         initial_ssthresh: match t.initial_ssthresh.unwrap() {
             Limitable::Unlimited => f64::INFINITY,
-            Limitable::Is(Window::Segments(n)) => n as f64,
             Limitable::Is(Window::Bytes(b)) => b as f64 / mss as f64,
+            Limitable::Is(w) => w.segments(mss) as f64,
         },
         receive_window: match t.receive_window.unwrap() {
             Limitable::Unlimited => u32::MAX,
-            Limitable::Is(Window::Segments(n)) => n,
             Limitable::Is(Window::Bytes(b)) => {
                 (b / mss as u64).clamp(1, u32::MAX as u64 - 1) as u32
             }
+            Limitable::Is(w) => w.segments(mss),
         },
         delayed_ack: t.delayed_ack.unwrap(),
         delayed_ack_timeout: t.delayed_ack_timeout.unwrap().0,
@@ -1121,7 +1121,7 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
                         FlowSizeSpec::Fixed(Limitable::Is(w)) => {
                             let bytes = match *w {
                                 Window::Bytes(b) => b,
-                                Window::Segments(n) => n as u64 * cfg.mss_bytes as u64,
+                                w => w.segments(cfg.mss_bytes) as u64 * cfg.mss_bytes as u64,
                             };
                             FlowSize::from_bytes(bytes, cfg.mss_bytes)
                         }

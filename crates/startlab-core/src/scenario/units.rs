@@ -247,19 +247,27 @@ text_type!(
     }
 );
 
-/// A window: a number of segments or a size.
+/// A window: a number of segments, a size, or an initial window defined by an RFC.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Window {
     Segments(u32),
     Bytes(u64),
+    /// RFC 3390 §1: min(4 MSS, max(2 MSS, 4380 bytes)) — 3 segments of 1460 bytes.
+    Rfc3390,
+    /// RFC 6928 §2: min(10 MSS, max(2 MSS, 14600 bytes)) — 10 segments of 1460 bytes.
+    Rfc6928,
 }
 
 impl Window {
     /// In whole segments, rounding a size up.
     pub fn segments(self, mss: u32) -> u32 {
+        let mss64 = mss as u64;
+        let rfc = |cap: u64, bytes: u64| ((cap * mss64).min((2 * mss64).max(bytes)) / mss64) as u32;
         match self {
             Window::Segments(n) => n,
-            Window::Bytes(b) => b.div_ceil(mss as u64).min(u32::MAX as u64) as u32,
+            Window::Bytes(b) => b.div_ceil(mss64).min(u32::MAX as u64) as u32,
+            Window::Rfc3390 => rfc(4, 4380),
+            Window::Rfc6928 => rfc(10, 14600),
         }
     }
 }
@@ -267,15 +275,21 @@ impl Window {
 text_type!(
     Window,
     Window,
-    "a number of segments or a size such as \"64KB\"",
-    |t| match split(t) {
-        Some((x, "")) => packets_from_number(x).map(Window::Segments),
-        _ => parse_size(t).map(Window::Bytes),
+    "a number of segments, a size such as \"64KB\", \"rfc3390\" or \"rfc6928\"",
+    |t| match (t.trim(), split(t)) {
+        ("rfc3390", _) => Ok(Window::Rfc3390),
+        ("rfc6928", _) => Ok(Window::Rfc6928),
+        (_, Some((x, ""))) => packets_from_number(x).map(Window::Segments),
+        _ => parse_size(t).map(Window::Bytes).map_err(|_| {
+            format!("invalid window \"{t}\": expected a number of segments, a size such as \"64KB\", \"rfc3390\" or \"rfc6928\"")
+        }),
     },
     Some(|x| packets_from_number(x).map(Window::Segments)),
     |w| match *w {
         Window::Segments(n) => Printed::Count(n as u64),
         Window::Bytes(b) => fmt_size(b).into(),
+        Window::Rfc3390 => "rfc3390".to_string().into(),
+        Window::Rfc6928 => "rfc6928".to_string().into(),
     }
 );
 
@@ -305,6 +319,9 @@ text_type!(
         Limitable::Unlimited => "unlimited".to_string().into(),
         Limitable::Is(Window::Segments(n)) => Printed::Count(n as u64),
         Limitable::Is(Window::Bytes(b)) => fmt_size(b).into(),
+        // Not produced by parsing: thresholds take no RFC initial-window names.
+        Limitable::Is(Window::Rfc3390) => "rfc3390".to_string().into(),
+        Limitable::Is(Window::Rfc6928) => "rfc6928".to_string().into(),
     }
 );
 
@@ -369,6 +386,20 @@ mod tests {
         assert_eq!(parse_limit("150KB").unwrap(), QueueLimit::Bytes(150_000));
         assert!(parse_limit("-1BDP").unwrap_err().contains("\"-1BDP\""));
         assert!(parse_limit("0").is_err());
+    }
+
+    #[test]
+    fn rfc_initial_windows() {
+        // RFC 3390: 4380 bytes -> 3 segments of 1460, 4 of 1000 (4 MSS cap), 2 of 2190+.
+        assert_eq!(Window::Rfc3390.segments(1460), 3);
+        assert_eq!(Window::Rfc3390.segments(1000), 4);
+        assert_eq!(Window::Rfc3390.segments(3000), 2);
+        // RFC 6928: 14600 bytes -> 10 segments of 1460, 10 of 1000 (cap), 2 of 9000.
+        assert_eq!(Window::Rfc6928.segments(1460), 10);
+        assert_eq!(Window::Rfc6928.segments(1000), 10);
+        assert_eq!(Window::Rfc6928.segments(9000), 2);
+        let w: Window = serde_json::from_str("\"rfc6928\"").unwrap();
+        assert_eq!(serde_json::to_string(&w).unwrap(), "\"rfc6928\"");
     }
 
     #[test]
