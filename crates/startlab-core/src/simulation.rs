@@ -33,6 +33,9 @@ pub struct TcpFlowSpec {
     pub cfg: TcpConfig,
     pub size: FlowSize,
     pub start: Time,
+    /// When the application closes the connection (`None`: it runs until it completes or the
+    /// run ends): the sender sends nothing more, and what arrives later is not counted.
+    pub stop: Option<Time>,
     pub cc: String,
     pub cc_params: Params,
     pub startup: String,
@@ -82,6 +85,7 @@ enum Event {
     SenderTimer(FlowId),
     ReceiverTimer(FlowId),
     FlowStart(FlowId),
+    FlowStop(FlowId),
     UdpTick(FlowId),
     Spawn(u32),
     Sample,
@@ -98,6 +102,8 @@ struct TcpFlow {
     /// Time of the pending sender / receiver timer event, if any.
     sender_event: Option<Time>,
     receiver_event: Option<Time>,
+    /// Bytes the receiver had delivered when the connection was stopped (`spec.stop`).
+    delivered_at_stop: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -203,9 +209,12 @@ impl Simulation {
 
     /// Adds a TCP connection that opens at `spec.start`.
     pub fn add_tcp_flow(&mut self, spec: TcpFlowSpec) -> Result<FlowId, BuildError> {
-        let start = spec.start;
+        let (start, stop) = (spec.start, spec.stop);
         let id = self.insert_tcp(spec)?;
         self.events.push(start, Event::FlowStart(id));
+        if let Some(stop) = stop {
+            self.events.push(stop, Event::FlowStop(id));
+        }
         Ok(id)
     }
 
@@ -235,6 +244,7 @@ impl Simulation {
             startup: spec.startup,
             sender_event: None,
             receiver_event: None,
+            delivered_at_stop: None,
         })));
         self.flow_drops.push(0);
         Ok(id)
@@ -333,6 +343,15 @@ impl Simulation {
                 }
             }
             Event::FlowStart(f) => self.start_tcp(f),
+            Event::FlowStop(f) => {
+                let now = self.now;
+                if let Slot::Tcp(t) = &mut self.flows[f as usize] {
+                    if t.sender.stop(now) {
+                        t.delivered_at_stop = Some(t.receiver.delivered_bytes);
+                    }
+                    self.sync_timers(f);
+                }
+            }
             Event::UdpTick(f) => {
                 let now = self.now;
                 if let Slot::Udp(u) = &mut self.flows[f as usize] {
@@ -370,6 +389,9 @@ impl Simulation {
     fn start_tcp(&mut self, f: FlowId) {
         let now = self.now;
         if let Slot::Tcp(t) = &mut self.flows[f as usize] {
+            if t.sender.is_done() {
+                return; // stopped before it started
+            }
             let mut out = Outbox {
                 packets: std::mem::take(&mut self.scratch),
             };
@@ -513,7 +535,7 @@ impl Simulation {
             return;
         };
         let s = &t.sender;
-        if !s.is_started() || (s.is_done() && s.completed_at.is_some_and(|c| c < self.now)) {
+        if !s.is_started() || s.closed_at().is_some_and(|c| c < self.now) {
             return;
         }
         let fs = &mut self.flow_series;
@@ -633,7 +655,8 @@ impl Simulation {
             Slot::Tcp(t) => {
                 let s = &t.sender;
                 let r = &t.receiver;
-                let stop = s.completed_at.unwrap_or(end).min(end);
+                let stop = s.closed_at().unwrap_or(end).min(end);
+                let delivered = t.delivered_at_stop.unwrap_or(r.delivered_bytes);
                 let exit = s.ss_exit;
                 FlowSummary {
                     flow: i as u32,
@@ -648,9 +671,9 @@ impl Simulation {
                         .size()
                         .total_bytes(s.tcb.mss_bytes)
                         .map_or(-1, |b| b as i64),
-                    delivered_bytes: r.delivered_bytes,
+                    delivered_bytes: delivered,
                     goodput_bps: if s.is_started() {
-                        goodput(r.delivered_bytes, s.start_time, stop)
+                        goodput(delivered, s.start_time, stop)
                     } else {
                         0.0
                     },
@@ -660,7 +683,8 @@ impl Simulation {
                     fast_recoveries: s.stats.fast_recoveries,
                     undos: s.stats.undos,
                     drops: self.flow_drops[i],
-                    ss_exit_ns: exit.map_or(-1, |e| e.time.as_nanos() as i64),
+                    // After the flow's start, as the completion time (docs/python.md, flows table).
+                    ss_exit_ns: exit.map_or(-1, |e| (e.time - s.start_time).as_nanos() as i64),
                     ss_exit_cwnd: exit.map_or(f64::NAN, |e| e.cwnd),
                     ss_exit_reason: exit.map_or(String::new(), |e| e.reason.to_string()),
                     completion_ns: s

@@ -517,3 +517,61 @@ startup = "{startup}"
     assert_eq!(astart.ss_exit_ns, -1, "{astart:?}");
     assert!(astart.goodput_bps > 3.0 * newreno.goodput_bps);
 }
+
+#[test]
+fn a_stopped_connection_sends_nothing_more_and_its_goodput_counts_its_lifetime() {
+    // Two bulk NewReno connections on one 10 Mbps bottleneck; the first is closed at 3 s, the
+    // second opens at 2 s and runs to the end (10 s).
+    let text = r#"
+duration = "10s"
+[topology]
+kind = "dumbbell"
+pairs = 2
+bottleneck = { rate = "10Mbps", delay = "20ms" }
+[[flows]]
+pair = 0
+stop = "3s"
+[[flows]]
+pair = 1
+start = "2s"
+"#;
+    let r = run_toml(text);
+    let (a, b) = (&r.flows[0], &r.flows[1]);
+    // Goodput over the lifetime [0 s, 3 s]; what arrived after the stop is not counted.
+    let expected = a.delivered_bytes as f64 * 8.0 / 3.0;
+    assert!((a.goodput_bps - expected).abs() < 1e-6, "{} {expected}", a.goodput_bps);
+    assert!(a.goodput_bps > 1e6 && a.goodput_bps < 10e6, "{}", a.goodput_bps);
+    assert_eq!(a.completion_ns, -1);
+    // Nothing is sampled after the stop, and the delivered bytes do not move after it.
+    let fs = &r.flow_series;
+    let last_a = (0..fs.time_ns.len()).filter(|&i| fs.flow[i] == 0).last().unwrap();
+    assert_eq!(fs.time_ns[last_a], 3_000_000_000);
+    assert!(fs.delivered_bytes[last_a] <= a.delivered_bytes);
+    // The second connection goes on: it delivers more after the stop than before.
+    let at_3s = (0..fs.time_ns.len())
+        .find(|&i| fs.flow[i] == 1 && fs.time_ns[i] == 3_000_000_000)
+        .unwrap();
+    assert!(b.delivered_bytes > 2 * fs.delivered_bytes[at_3s], "{}", b.delivered_bytes);
+    // Its slow-start exit is counted from its own start (2 s), as its completion time would be.
+    assert!(b.ss_exit_ns > 0 && b.ss_exit_ns < 2_000_000_000, "{}", b.ss_exit_ns);
+    assert_eq!(
+        r.stats.packets_created,
+        r.stats.packets_delivered + r.stats.packets_dropped + r.stats.packets_in_network
+    );
+}
+
+#[test]
+fn a_tcp_stop_must_follow_the_start() {
+    let text = r#"
+duration = "10s"
+[topology]
+kind = "dumbbell"
+bottleneck = { rate = "10Mbps", delay = "20ms" }
+[[flows]]
+start = "2s"
+stop = "1s"
+"#;
+    let s = scenario::from_toml(text).unwrap();
+    let e = scenario::resolve(&s).unwrap_err().to_string();
+    assert!(e.contains("flows[0].stop") && e.contains("is not after the start"), "{e}");
+}

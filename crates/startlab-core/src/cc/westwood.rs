@@ -153,10 +153,11 @@ impl Ere {
 
     /// Cumulative segments delivered by the latest ACK at or before `t`.
     fn delivered_at(&self, t: Time) -> f64 {
-        match self.history.iter().rev().find(|e| e.0 <= t) {
-            Some(e) => e.1,
-            None if self.pruned => self.history.front().map_or(0.0, |e| e.1),
-            None => 0.0,
+        // The history is in time order: a binary search, not a scan of a window's worth of ACKs.
+        match self.history.partition_point(|e| e.0 <= t) {
+            0 if self.pruned => self.history.front().map_or(0.0, |e| e.1),
+            0 => 0.0,
+            i => self.history[i - 1].1,
         }
     }
 
@@ -212,13 +213,10 @@ impl Ere {
             now.as_nanos()
                 .saturating_sub(crate::time::Duration::from_secs_f64(tk).as_nanos()),
         );
-        let base = self
-            .history
-            .iter()
-            .rev()
-            .find(|e| e.0 <= from && e.0 < now)
-            .or_else(|| self.history.front().filter(|e| e.0 < now))
-            .copied();
+        let base = match self.history.partition_point(|e| e.0 <= from && e.0 < now) {
+            0 => self.history.front().filter(|e| e.0 < now).copied(),
+            i => Some(self.history[i - 1]),
+        };
         if let Some((t0, d0)) = base {
             let span = now.saturating_since(t0).as_secs_f64();
             let sample = (self.delivered - d0) / span;

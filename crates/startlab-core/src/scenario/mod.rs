@@ -624,11 +624,6 @@ fn resolve_flow(
         kind,
     )?;
     not_for(
-        &at("stop"),
-        f.stop.is_some() && f.kind == FlowKind::Tcp,
-        kind,
-    )?;
-    not_for(
         &at("count"),
         f.count.is_some() && f.kind == FlowKind::TcpArrivals,
         kind,
@@ -650,8 +645,13 @@ fn resolve_flow(
         r.count = Some(count);
         r.stagger = Some(f.stagger.unwrap_or(DurationText(Duration::ZERO)));
     }
-    if f.kind != FlowKind::Tcp {
-        let stop = f.stop.map_or(duration, |d| d.0);
+    // A TCP connection without `stop` runs until it completes or the run ends; every other
+    // source stops at the end of the run unless told otherwise.
+    let stop = f
+        .stop
+        .map(|d| d.0)
+        .or((f.kind != FlowKind::Tcp).then_some(duration));
+    if let Some(stop) = stop {
         if stop <= start {
             return Err(err(
                 at("stop"),
@@ -1110,6 +1110,7 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
                     cfg: cfg.clone(),
                     size,
                     start: Time::ZERO + start,
+                    stop: None,
                     cc: cc.clone(),
                     cc_params: f.cc_params.clone().unwrap_or_else(Params::new),
                     startup: startup.clone(),
@@ -1135,8 +1136,9 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
                         } else {
                             base_label.clone()
                         };
-                        sim.add_tcp_flow(template(label, size, start + stagger * k as u64))
-                            .map_err(at)?;
+                        let mut spec = template(label, size, start + stagger * k as u64);
+                        spec.stop = f.stop.map(|d| Time::ZERO + d.0);
+                        sim.add_tcp_flow(spec).map_err(at)?;
                     }
                 } else {
                     let FlowSizeSpec::Distribution(d) = f.size.as_ref().unwrap() else {

@@ -113,6 +113,8 @@ pub struct TcpSender {
     pub stats: SenderStats,
     /// When the last segment of a finite flow was acknowledged.
     pub completed_at: Option<Time>,
+    /// When the application closed the connection before it completed ([`TcpSender::stop`]).
+    pub stopped_at: Option<Time>,
     pub ss_exit: Option<SlowStartExit>,
     /// Set when the segments acked by the last ACK included retransmissions (for tests / traces).
     last_rtt_sample: Option<Duration>,
@@ -171,6 +173,7 @@ impl TcpSender {
             start_time,
             stats: SenderStats::default(),
             completed_at: None,
+            stopped_at: None,
             ss_exit: None,
             last_rtt_sample: None,
             cfg,
@@ -743,6 +746,23 @@ impl TcpSender {
         self.retransmit_now(self.tcb.snd_una, now, out);
         self.rto_deadline = Some(now + self.rtt.rto());
         self.try_send(now, out);
+    }
+
+    /// The application closes the connection at `now` (a flow's `stop`): nothing more is sent
+    /// or retransmitted and later ACKs are ignored. Returns false if it had already completed.
+    pub fn stop(&mut self, now: Time) -> bool {
+        if self.state == ConnState::Done {
+            return false;
+        }
+        self.finish(now);
+        self.completed_at = None;
+        self.stopped_at = Some(now);
+        true
+    }
+
+    /// When the connection completed or was stopped, if it has.
+    pub fn closed_at(&self) -> Option<Time> {
+        self.completed_at.or(self.stopped_at)
     }
 
     fn finish(&mut self, now: Time) {
