@@ -68,9 +68,10 @@ clean:
 	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
 
 # ---- ns-3 comparison (bench/ns3/, docs/performance.md) -------------------------------------
-#   make bench-ns3  startlab vs ns-3 on the same scenarios, alternating (REPS=3 repetitions each)
+#   make bench-ns3  startlab vs ns-3 on the same scenarios, alternating (REPS=3, NS3_SCENARIOS=a,b,c,d)
 NS3_VENV := bench/ns3/.venv
 REPS ?= 3
+NS3_SCENARIOS ?= a,b,c,d
 STARTLAB_BENCH = $(or $(CARGO_TARGET_DIR),target)/release/startlab-bench
 
 $(NS3_VENV)/.installed:
@@ -81,4 +82,11 @@ $(NS3_VENV)/.installed:
 .PHONY: bench-ns3
 bench-ns3: $(NS3_VENV)/.installed
 	cargo build --release -p startlab-bench
-	$(NS3_VENV)/bin/python bench/ns3/compare.py --startlab $(STARTLAB_BENCH) --reps $(REPS)
+	$(NS3_VENV)/bin/python bench/ns3/compare.py --startlab $(STARTLAB_BENCH) --reps $(REPS) \
+		--scenarios $(NS3_SCENARIOS) --json $(NS3_VENV)/last-run.json
+
+# ---- sweep throughput (bench/sweep_bench.py, docs/sweeps.md) --------------------------------
+#   make bench-sweep  200 short runs on 1 and 2 local workers and on a local 2-worker Dask cluster
+.PHONY: bench-sweep
+bench-sweep: setup
+	$(BIN)/python bench/sweep_bench.py

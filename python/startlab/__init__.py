@@ -9,15 +9,26 @@ runs them and turns the results into polars DataFrames and plots::
     result = startlab.run(scenario.with_overrides(["flows.0.cc=reno"]))
     print(result.flows)
     print(result.utilization("bottleneck", 0.0, 20.0))
+
+    table = startlab.sweep("examples/sweeps/startup-comparison.toml", "out/sweep")
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from startlab import _core
 from startlab.result import Result, run
 from startlab.scenario import Scenario, ScenarioError
 
-__all__ = ["Result", "Scenario", "ScenarioError", "__version__", "algorithms", "run"]
+if TYPE_CHECKING:
+    # For type checkers, startlab.sweep is the function; at run time it is the module
+    # startlab.sweep, which can be called the same way (startlab.sweep.execute etc. also work).
+    from startlab.sweep import sweep as sweep
+else:
+    from startlab import sweep
+
+__all__ = ["Result", "Scenario", "ScenarioError", "__version__", "algorithms", "run", "sweep"]
 
 __version__: str = _core.version()
 

@@ -1,8 +1,9 @@
-"""The ``startlab`` command: run, validate and plot scenarios, list algorithms.
+"""The ``startlab`` command: run, validate and plot scenarios, run sweeps, list algorithms.
 
-Exit status: 0 on success, 2 on bad input (the scenario, an override, the command line, an
-output directory that is in the way), 1 when writing the results fails, 130 when interrupted.
-Errors are one line on stderr: ``startlab: error: <message>``.
+Exit status: 0 on success, 2 on bad input (the scenario, a sweep plan, an override, the command
+line, an output directory that is in the way), 1 when writing the results fails or a cluster is
+unreachable or lost, 3 when a sweep finished with failed runs, 130 when interrupted. Errors are
+one line on stderr: ``startlab: error: <message>``.
 """
 
 from __future__ import annotations
@@ -47,7 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            raise UsageError("no command given: use run, validate, plot or algorithms (see --help)")
+            raise UsageError(
+                "no command given: use run, validate, plot, sweep, reproduce or algorithms (see --help)"
+            )
         status: int = args.handler(args)
         return status
     except (ScenarioError, UsageError) as e:
@@ -130,6 +133,95 @@ def _parser() -> _Parser:
     p.set_defaults(command="plot", handler=_plot)
 
     p = commands.add_parser(
+        "sweep",
+        help="run a scenario over a grid of parameters (a sweep plan)",
+        description="Run every point of a sweep plan (docs/sweeps.md) on the local cores or a "
+        "Dask cluster, and write into DIR: results.parquet (one row per point), summary.json, "
+        "plan.toml, plots/*.png and runs/ (one file per finished run). Runs already in runs/ "
+        "are not simulated again: an interrupted sweep resumes where it stopped.",
+    )
+    p.add_argument("plan", metavar="PLAN.toml", help="sweep plan (docs/sweeps.md)")
+    p.add_argument("-o", "--output", metavar="DIR", help="sweep directory (new, empty or resumed)")
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="local worker processes (default: every core; 0: run in this process)",
+    )
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run on the Dask cluster whose scheduler is at ADDRESS, e.g. tcp://host:8786",
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a field of the plan before checking, e.g. --set base.duration=5s or "
+        "--set 'axes.seed={count=2}' (repeatable; VALUE is read as TOML when it is valid TOML)",
+    )
+    p.add_argument(
+        "--cache",
+        metavar="RUNS",
+        help="keep the run files in RUNS instead of DIR/runs (sweeps can share one)",
+    )
+    p.add_argument(
+        "--retry-failed", action="store_true", help="simulate the runs recorded as failed again"
+    )
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the plan and list its axes and how many runs are left; run nothing",
+    )
+    bar = p.add_mutually_exclusive_group()
+    bar.add_argument(
+        "--progress",
+        dest="progress",
+        action="store_const",
+        const=True,
+        default=None,
+        help="always draw the progress bar (default: on a terminal only)",
+    )
+    bar.add_argument(
+        "--no-progress", dest="progress", action="store_const", const=False, help="no progress"
+    )
+    p.set_defaults(command="sweep", handler=_sweep)
+
+    p = commands.add_parser(
+        "reproduce",
+        help="re-run the experiments of the source papers and write the report",
+        description="Run the experiments of the source papers (docs/reproduce.md) on the local "
+        "cores or a Dask cluster and write DIR/report/ (index.html, README.md, figures, data). "
+        "Runs are kept in DIR/cache: a second reproduction simulates nothing and an "
+        "interrupted one resumes.",
+    )
+    p.add_argument(
+        "experiments",
+        nargs="*",
+        metavar="PAPER|PAPER/EXPERIMENT",
+        help="what to run (default: everything), e.g. wang2004 or ha2009/hystart-fig6-9",
+    )
+    p.add_argument("--quick", action="store_true", help="the reduced version of each experiment")
+    p.add_argument("-o", "--output", metavar="DIR", default="out/reproduce", help="default: out/reproduce")
+    p.add_argument(
+        "-j", "--jobs", type=int, metavar="N", help="local worker processes (default: every core)"
+    )
+    p.add_argument("--cluster", metavar="ADDRESS", help="a Dask scheduler, e.g. tcp://host:8786")
+    p.add_argument("--list", action="store_true", help="list the experiments and run nothing")
+    p.add_argument(
+        "--experiments-dir",
+        metavar="DIR",
+        help="where the experiment files are (default: reproduce/ of the current directory or "
+        "of the source tree)",
+    )
+    p.add_argument("--no-progress", dest="progress", action="store_const", const=False, default=None)
+    p.set_defaults(command="reproduce", handler=_reproduce)
+
+    p = commands.add_parser(
         "algorithms",
         help="list congestion-control and slow-start algorithms",
         description="List every congestion-control (flows.cc) and slow-start (flows.startup) "
@@ -139,7 +231,7 @@ def _parser() -> _Parser:
     return parser
 
 
-# -- run ---------------------------------------------------------------------------------------
+# -- run -----------------------------------------------------------------------------------------
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -283,7 +375,7 @@ def _stats_line(result: Result) -> str:
     )
 
 
-# -- validate ----------------------------------------------------------------------------------
+# -- validate ------------------------------------------------------------------------------------
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -388,7 +480,7 @@ def _count(n: Any, singular: str, plural: str | None = None) -> str:
     return f"{n} {singular if n == 1 else plural or singular + 's'}"
 
 
-# -- plot --------------------------------------------------------------------------------------
+# -- plot ----------------------------------------------------------------------------------------
 
 
 def _plot(args: argparse.Namespace) -> int:
@@ -406,7 +498,108 @@ def _plot(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- algorithms --------------------------------------------------------------------------------
+# -- sweep ---------------------------------------------------------------------------------------
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from startlab.sweep import (
+        ClusterError,
+        RunCache,
+        SweepOutputError,
+        SweepPlan,
+        check_output,
+        run_sweep,
+    )
+
+    if args.jobs is not None and args.jobs < 0:
+        raise UsageError(f"--jobs: must be 0 or more, not {args.jobs}")
+    if args.jobs is not None and args.cluster:
+        raise UsageError("--jobs and --cluster: choose one (the cluster has its own workers)")
+    if args.cluster is not None and not args.cluster.strip():
+        raise UsageError("--cluster: empty address; e.g. tcp://host:8786")
+    plan = SweepPlan.load(args.plan, overrides=args.overrides)
+    points = plan.points()
+    out = Path(args.output) if args.output else None
+    cache_dir = Path(args.cache) if args.cache else (out / "runs" if out else None)
+    if args.dry_run:
+        print(_describe_plan(plan, points, cache_dir, args.retry_failed))
+        return 0
+    if out is None:
+        raise UsageError("-o/--output DIR is required (except with --dry-run)")
+    try:
+        check_output(out)
+    except SweepOutputError as e:
+        raise UsageError(str(e)) from None
+    keys = {point.key for point in points}
+
+    def kept() -> str:
+        done = len(RunCache(cache_dir).keys() & keys) if cache_dir else 0
+        return (
+            f"{done} of {len(keys)} runs are done and kept in {cache_dir}/; run the same "
+            "command again to resume"
+        )
+
+    with _terminate_as_exit():
+        try:
+            outcome = run_sweep(
+                plan,
+                out,
+                args.jobs,
+                args.cluster,
+                cache=args.cache,
+                progress=args.progress,
+                retry_failed=args.retry_failed,
+                plots=not args.no_plots,
+            )
+        except SweepOutputError as e:
+            raise UsageError(str(e)) from None
+        except ClusterError as e:
+            _error(f"{e}; {kept()}")
+            return 1
+        except KeyboardInterrupt:
+            _error(f"interrupted: {kept()}")
+            return 130
+        except SystemExit:  # SIGTERM (see _terminate_as_exit)
+            _error(f"terminated: {kept()}")
+            raise
+    print(outcome.text())
+    return 3 if outcome.execution.failed else 0
+
+
+def _describe_plan(plan: Any, points: Sequence[Any], cache_dir: Path | None, retry: bool) -> str:
+    from startlab.sweep import RunCache, usable_record
+
+    keys = list(dict.fromkeys(point.key for point in points))
+    lines = [f"ok: sweep {plan.name!r}, {len(points)} points, {len(keys)} distinct runs"]
+    for axis in plan.axes:
+        values = ", ".join(_plain(v) for v in axis.values[:8])
+        more = f", ... ({len(axis.values)} values)" if len(axis.values) > 8 else ""
+        group = f" [zip {axis.group}]" if axis.group else ""
+        scale = " (log)" if axis.log else ""
+        lines.append(f"  axis {axis.name}{group}{scale}: {values}{more}")
+    lines.append("  metrics: " + ", ".join(f"{m.name} = {m.id}" for m in plan.metrics))
+    for spec in plan.plots:
+        parts = [f"{spec.y} vs {spec.x}"]
+        if spec.series:
+            parts.append(f"series {spec.series}")
+        if spec.facet:
+            parts.append(f"facet {spec.facet}")
+        lines.append(f"  plot {spec.name}: {', '.join(parts)}")
+    if cache_dir is not None:
+        cache = RunCache(cache_dir)
+        metric_ids = [m.id for m in plan.metrics]
+        done = sum(usable_record(cache.get(k), metric_ids, retry_failed=retry) for k in keys)
+        lines.append(f"  {done} runs in {cache_dir}/, {len(keys) - done} to simulate")
+    return "\n".join(lines)
+
+
+def _plain(value: Any) -> str:
+    from startlab.sweep.plan import _toml_value
+
+    return _toml_value(value)
+
+
+# -- algorithms ----------------------------------------------------------------------------------
 
 
 def _algorithms(args: argparse.Namespace) -> int:
@@ -449,3 +642,48 @@ def format_algorithms(algorithms: Sequence[_core.AlgorithmInfo]) -> str:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from startlab.reproduce import default_root, find_experiments, reproduce
+    from startlab.sweep import ClusterError
+
+    if args.jobs is not None and args.jobs < 0:
+        raise UsageError(f"--jobs: must be 0 or more, not {args.jobs}")
+    root = Path(args.experiments_dir) if args.experiments_dir else default_root()
+    experiments = find_experiments(root, args.experiments)
+    if args.list:
+        for e in experiments:
+            print(f"{e.id:<34} {e.source:<24} {e.title}")
+        return 0
+    out = Path(args.output)
+    command = " ".join(["startlab reproduce", *(sys.argv[2:] if len(sys.argv) > 2 else [])])
+    with _terminate_as_exit():
+        try:
+            results = reproduce(
+                args.experiments,
+                quick=args.quick,
+                out=out,
+                jobs=args.jobs,
+                cluster=args.cluster,
+                progress=args.progress,
+                root=root,
+                command=command,
+            )
+        except ClusterError as e:
+            _error(f"{e}; finished runs are kept in {out}/cache: run the same command to resume")
+            return 1
+        except KeyboardInterrupt:
+            _error(f"interrupted: finished runs are kept in {out}/cache; run the same command to resume")
+            return 130
+    supported = sum(c.supported is True for r in results for c in r.claims)
+    total = sum(len(r.claims) for r in results)
+    unexpected = [(r.experiment.id, c.claim.text) for r in results for c in r.claims if not c.as_expected]
+    print(
+        f"{len(results)} experiments, {sum(r.runs for r in results)} runs "
+        f"({sum(r.simulated for r in results)} simulated now); {supported} of {total} claims "
+        f"supported; report: {out / 'report' / 'index.html'}"
+    )
+    for exp_id, text in unexpected:
+        print(f"  unexpected: {exp_id}: {text}")
+    return 0
