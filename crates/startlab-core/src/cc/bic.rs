@@ -433,27 +433,6 @@ mod tests {
 
     #[test]
     fn every_parameter_is_listed_and_parsed_by_name() {
-        use crate::cc::registry::{self, AlgorithmConfig};
-        let mut keys: Vec<String> = serde_json::to_value(BicConfig::default())
-            .unwrap()
-            .as_object()
-            .unwrap()
-            .keys()
-            .cloned()
-            .collect();
-        let mut listed: Vec<String> = BicConfig::PARAMS.iter().map(|p| p.0.to_string()).collect();
-        keys.sort();
-        listed.sort();
-        assert_eq!(keys, listed);
-        // The defaults as listed read back as the same configuration.
-        let defaults = serde_json::to_value(BicConfig::default()).unwrap();
-        let back: BicConfig = registry::parse(defaults.as_object().unwrap()).unwrap();
-        assert_eq!(
-            serde_json::to_value(back).unwrap(),
-            serde_json::to_value(BicConfig::default()).unwrap()
-        );
-        let mut bad = registry::Params::new();
-        bad.insert("no_such_parameter".into(), serde_json::json!(1));
-        assert!(registry::parse::<BicConfig>(&bad).is_err());
+        crate::cc::registry::assert_params_listed::<BicConfig>();
     }
 }
