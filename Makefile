@@ -5,6 +5,7 @@
 #   make test-slow  the slow Python tests only
 #   make lint       ruff and mypy
 #   make bench      the Rust benchmarks
+#   make reproduce  the full reproduction of the papers into out/reproduce (about 13 min on 2 cores)
 #   make clean      remove build outputs, .venv and out/
 
 SHELL := bash
@@ -90,3 +91,8 @@ bench-ns3: $(NS3_VENV)/.installed
 .PHONY: bench-sweep
 bench-sweep: setup
 	$(BIN)/python bench/sweep_bench.py
+
+.PHONY: reproduce
+reproduce: setup
+	$(BIN)/startlab reproduce -o out/reproduce
+	@echo "report: $(CURDIR)/out/reproduce/report/index.html"
