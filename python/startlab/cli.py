@@ -49,7 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if args.command is None:
             raise UsageError(
-                "no command given: use run, validate, plot, sweep, reproduce or algorithms (see --help)"
+                "no command given: use run, validate, plot, sweep, reproduce or algorithms "
+                "(see --help)"
             )
         status: int = args.handler(args)
         return status
@@ -206,7 +207,9 @@ def _parser() -> _Parser:
         help="what to run (default: everything), e.g. wang2004 or ha2009/hystart-fig6-9",
     )
     p.add_argument("--quick", action="store_true", help="the reduced version of each experiment")
-    p.add_argument("-o", "--output", metavar="DIR", default="out/reproduce", help="default: out/reproduce")
+    p.add_argument(
+        "-o", "--output", metavar="DIR", default="out/reproduce", help="default: out/reproduce"
+    )
     p.add_argument(
         "-j", "--jobs", type=int, metavar="N", help="local worker processes (default: every core)"
     )
@@ -218,7 +221,9 @@ def _parser() -> _Parser:
         help="where the experiment files are (default: reproduce/ of the current directory or "
         "of the source tree)",
     )
-    p.add_argument("--no-progress", dest="progress", action="store_const", const=False, default=None)
+    p.add_argument(
+        "--no-progress", dest="progress", action="store_const", const=False, default=None
+    )
     p.set_defaults(command="reproduce", handler=_reproduce)
 
     p = commands.add_parser(
@@ -674,11 +679,16 @@ def _reproduce(args: argparse.Namespace) -> int:
             _error(f"{e}; finished runs are kept in {out}/cache: run the same command to resume")
             return 1
         except KeyboardInterrupt:
-            _error(f"interrupted: finished runs are kept in {out}/cache; run the same command to resume")
+            _error(
+                f"interrupted: finished runs are kept in {out}/cache; "
+                "run the same command to resume"
+            )
             return 130
     supported = sum(c.supported is True for r in results for c in r.claims)
     total = sum(len(r.claims) for r in results)
-    unexpected = [(r.experiment.id, c.claim.text) for r in results for c in r.claims if not c.as_expected]
+    unexpected = [
+        (r.experiment.id, c.claim.text) for r in results for c in r.claims if not c.as_expected
+    ]
     print(
         f"{len(results)} experiments, {sum(r.runs for r in results)} runs "
         f"({sum(r.simulated for r in results)} simulated now); {supported} of {total} claims "

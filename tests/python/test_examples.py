@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted((ROOT / "examples").glob("*.toml")) + sorted((ROOT / "examples" / "papers").glob("*.toml"))
+EXAMPLES = sorted((ROOT / "examples").glob("*.toml")) + sorted(
+    (ROOT / "examples" / "papers").glob("*.toml")
+)
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
@@ -31,19 +33,19 @@ def test_paper_examples_show_their_claims() -> None:
     import startlab
 
     wang = startlab.run(ROOT / "examples" / "papers" / "wang2004-astart.toml").flows
-    goodput = dict(zip(wang["label"], wang["goodput_bps"]))
+    goodput = dict(zip(wang["label"], wang["goodput_bps"], strict=False))
     # Astart fills a 40 Mbps / 100 ms pipe far faster than NewReno with ssthresh 32.
     assert goodput["Westwood + Astart"] > 3 * goodput["NewReno"]
 
     ha = startlab.run(ROOT / "examples" / "papers" / "ha2009-cubic-hystart.toml").flows
-    drops = dict(zip(ha["label"], ha["drops"]))
+    drops = dict(zip(ha["label"], ha["drops"], strict=False))
     # HyStart leaves slow start before the overshoot that loses thousands of packets.
     assert drops["CUBIC + HyStart"] < drops["CUBIC"] / 10
-    reasons = dict(zip(ha["label"], ha["ss_exit_reason"]))
+    reasons = dict(zip(ha["label"], ha["ss_exit_reason"], strict=False))
     assert reasons["CUBIC + HyStart"].startswith("hystart")
     assert reasons["CUBIC"] == "loss"
 
     ho = startlab.run(ROOT / "examples" / "papers" / "ho-gallop-vegas.toml").flows
-    exit_cwnd = dict(zip(ho["label"], ho["ss_exit_cwnd"]))
+    exit_cwnd = dict(zip(ho["label"], ho["ss_exit_cwnd"], strict=False))
     # Gallop-Vegas leaves slow start with a larger window than Vegas.
     assert exit_cwnd["Gallop-Vegas"] > exit_cwnd["Vegas"]

@@ -41,7 +41,8 @@ def test_claims_turn_out_as_the_report_says(quick: dict[str, object], exp_id: st
 
 def test_the_report_is_written(quick: dict[str, object]) -> None:
     report = Path(quick["out"]) / "report"  # type: ignore[arg-type]
-    assert (report / "index.html").is_file() and (report / "README.md").is_file()
+    assert (report / "index.html").is_file()
+    assert (report / "README.md").is_file()
     text = (report / "README.md").read_text()
     for e in EXPERIMENTS:
         assert e.id in text
@@ -54,12 +55,18 @@ def test_a_second_reproduction_simulates_nothing(quick: dict[str, object]) -> No
 
 
 def test_checks_by_hand() -> None:
-    data = pl.DataFrame({"rtt": ["20ms", "100ms", "50ms"], "rtt_s": [0.02, 0.1, 0.05], "u": [0.9, 0.2, 0.6]})
+    data = pl.DataFrame(
+        {"rtt": ["20ms", "100ms", "50ms"], "rtt_s": [0.02, 0.1, 0.05], "u": [0.9, 0.2, 0.6]}
+    )
     assert evaluate("decreasing", data, {"y": "u", "along": "rtt"}, ["rtt"])[0]
     assert not evaluate("increasing", data, {"y": "u", "along": "rtt"}, ["rtt"])[0]
     two = pl.DataFrame({"alg": ["a", "b"], "u": [0.9, 0.4]})
-    assert evaluate("greater", two, {"y": "u", "a": {"alg": "a"}, "b": {"alg": "b"}, "factor": 2}, ["alg"])[0]
-    assert not evaluate("greater", two, {"y": "u", "a": {"alg": "a"}, "b": {"alg": "b"}, "factor": 3}, ["alg"])[0]
+    assert evaluate(
+        "greater", two, {"y": "u", "a": {"alg": "a"}, "b": {"alg": "b"}, "factor": 2}, ["alg"]
+    )[0]
+    assert not evaluate(
+        "greater", two, {"y": "u", "a": {"alg": "a"}, "b": {"alg": "b"}, "factor": 3}, ["alg"]
+    )[0]
     assert evaluate("ratio", two, {"y": "u", "min": 2, "max": 3}, ["alg"])[0]
     assert not evaluate("between", two, {"y": "u", "max": 0.5}, ["alg"])[0]
 

@@ -15,7 +15,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from startlab.reproduce.experiment import Experiment, ExperimentError, find_experiments, load_experiment
+from startlab.reproduce.experiment import (
+    Experiment,
+    ExperimentError,
+    find_experiments,
+    load_experiment,
+)
 from startlab.reproduce.report import write_report
 from startlab.reproduce.runner import ClaimResult, ExperimentResult, run_experiment
 
@@ -57,7 +62,7 @@ def reproduce(
     ``quick`` runs the reduced version of each experiment. Runs are cached in ``out/cache``
     (shared by the quick and full versions where their scenarios coincide).
     """
-    experiments = find_experiments(root or default_root(), selection)
+    experiments = find_experiments(Path(root) if root is not None else default_root(), selection)
     out = Path(out)
     cache = out / "cache"
     started = time.perf_counter()
@@ -69,7 +74,9 @@ def reproduce(
     if report:
         staging = out / ".report.tmp"
         shutil.rmtree(staging, ignore_errors=True)
-        write_report(results, staging, quick=quick, elapsed_s=time.perf_counter() - started, command=command)
+        write_report(
+            results, staging, quick=quick, elapsed_s=time.perf_counter() - started, command=command
+        )
         for r in results:
             data_dir = staging / "data"
             data_dir.mkdir(parents=True, exist_ok=True)

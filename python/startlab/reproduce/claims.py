@@ -16,6 +16,7 @@ at. ``where`` selects rows by column values (``where = { algorithm = "newreno" }
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -33,7 +34,9 @@ def _select(data: pl.DataFrame, where: Mapping[str, Any] | None) -> pl.DataFrame
     out = data
     for column, value in (where or {}).items():
         if column not in out.columns:
-            raise ClaimCheckError(f"where: no column {column!r}; columns: {', '.join(data.columns)}")
+            raise ClaimCheckError(
+                f"where: no column {column!r}; columns: {', '.join(data.columns)}"
+            )
         values = value if isinstance(value, list) else [value]
         out = out.filter(pl.col(column).is_in(values))
     return out
@@ -58,7 +61,9 @@ def _monotone(
     tolerance = float(p.get("tolerance", 0.0))
     rows = _select(data, p.get("where"))
     # An axis written with units is ordered by its numeric copy (rtt -> rtt_s).
-    order = next((c for c in rows.columns if c.startswith(f"{along}_") and rows[c].dtype.is_numeric()), along)
+    order = next(
+        (c for c in rows.columns if c.startswith(f"{along}_") and rows[c].dtype.is_numeric()), along
+    )
     _need(rows, y, order)
     fixed = set(p.get("where") or {})
     others = [c for c in keys if c != along and c not in fixed and c in rows.columns]
@@ -69,10 +74,10 @@ def _monotone(
         g = g.sort(order)
         ys = g[y].to_list()
         xs = g[along].to_list()
-        for a, b in zip(ys, ys[1:]):
+        for a, b in itertools.pairwise(ys):
             if a is None or b is None or (sign * (b - a) < -tolerance * max(abs(a), abs(b))):
                 ok = False
-        head = ", ".join(f"{_fmt(x)}: {_fmt(v)}" for x, v in zip(xs, ys))
+        head = ", ".join(f"{_fmt(x)}: {_fmt(v)}" for x, v in zip(xs, ys, strict=False))
         prefix = ", ".join(f"{c}={g[c][0]}" for c in others)
         details.append(f"{prefix + ' ' if prefix else ''}{y} along {along}: {head}")
     return ok, "; ".join(details)
@@ -92,19 +97,27 @@ def _compare(
     keys = [c for c in keys if c not in chosen and c in data.columns]
     if keys:
         joined = a.join(b, on=keys, suffix="_b")
-        pairs = list(zip(joined[y].to_list(), joined[f"{y}_b"].to_list(), joined.select(keys).rows()))
+        pairs = list(
+            zip(
+                joined[y].to_list(),
+                joined[f"{y}_b"].to_list(),
+                joined.select(keys).rows(),
+                strict=True,
+            )
+        )
     else:
         if len(a) != 1 or len(b) != 1:
             raise ClaimCheckError(f"a and b select {len(a)} and {len(b)} rows, not one each")
         pairs = [(a[y][0], b[y][0], ())]
     results = []
-    for va, vb, key in pairs:
+    for va, vb, _key in pairs:
         good = va is not None and vb is not None and (sign * (va - factor * vb) > 0)
         results.append(good)
     ok = bool(results) and (all(results) if at == "all" else any(results))
     word = ">" if sign > 0 else "<"
     shown = "; ".join(
-        f"{'/'.join(map(str, key)) + ': ' if key else ''}{_fmt(va)} {word} {_fmt(factor)} x {_fmt(vb)}"
+        ("/".join(map(str, key)) + ": " if key else "")
+        + f"{_fmt(va)} {word} {_fmt(factor)} x {_fmt(vb)}"
         for va, vb, key in pairs
     )
     return ok, f"{y}: {shown}"

@@ -19,7 +19,8 @@ seeds), each a SQL expression over the data's columns (``ratio = "ss_exit_cwnd /
 ``[quick]``: the reduced version run by ``--quick`` and the tests: ``axes`` replacing some of the
 plan's axes, ``base`` replacing the plan's base scenario (a path relative to the experiment
 file: a shortened version of a long run), ``set`` overrides of the plan (``base.duration=10s``)
-or of every run (``duration=10s``). ``[figure]``: how to draw ours like the paper's. ``[[paper]]``: the paper's
+or of every run (``duration=10s``). ``[figure]``: how to draw ours like the paper's.
+``[[paper]]``: the paper's
 numbers, one table per row: keys naming an axis (or ``label`` for runs) locate the row, the
 others are metric values. ``[[claims]]``: the paper's statements as checks (``claims.py``).
 """
@@ -41,7 +42,14 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["Claim", "Experiment", "ExperimentError", "PaperRow", "find_experiments", "load_experiment"]
+__all__ = [
+    "Claim",
+    "Experiment",
+    "ExperimentError",
+    "PaperRow",
+    "find_experiments",
+    "load_experiment",
+]
 
 FIELDS = (
     "title",
@@ -154,22 +162,29 @@ def load_experiment(path: str | Path) -> Experiment:
         raise ExperimentError(f"{path}: {e}") from None
     unknown = sorted(set(doc) - set(FIELDS))
     if unknown:
-        raise ExperimentError(f"{_where(path, unknown[0])}: unknown field; allowed: {', '.join(FIELDS)}")
+        raise ExperimentError(
+            f"{_where(path, unknown[0])}: unknown field; allowed: {', '.join(FIELDS)}"
+        )
     kind = doc.get("kind", "sweep")
     if kind not in ("sweep", "runs"):
-        raise ExperimentError(f"{_where(path, 'kind')}: {kind!r} is not \"sweep\" or \"runs\"")
+        raise ExperimentError(f'{_where(path, "kind")}: {kind!r} is not "sweep" or "runs"')
     plan = doc.get("plan")
     runs = doc.get("runs") or []
     if kind == "sweep" and not isinstance(plan, dict):
         raise ExperimentError(f"{_where(path, 'plan')}: a sweep experiment needs a [plan] table")
-    if kind == "runs":
-        if not runs or not all(isinstance(r, dict) and "label" in r and "scenario" in r for r in runs):
-            raise ExperimentError(f"{_where(path, 'runs')}: [[runs]] entries need a label and a scenario")
+    if kind == "runs" and (
+        not runs or not all(isinstance(r, dict) and "label" in r and "scenario" in r for r in runs)
+    ):
+        raise ExperimentError(
+            f"{_where(path, 'runs')}: [[runs]] entries need a label and a scenario"
+        )
     rows = []
     for i, row in enumerate(doc.get("paper") or []):
         if not isinstance(row, dict):
             raise ExperimentError(f"{_where(path, f'paper[{i}]')}: expected a table")
-        where = {k: v for k, v in row.items() if not isinstance(v, (int, float)) or isinstance(v, bool)}
+        where = {
+            k: v for k, v in row.items() if not isinstance(v, (int, float)) or isinstance(v, bool)
+        }
         values = {k: float(v) for k, v in row.items() if k not in where}
         # Numeric axis values (seed counts, packet numbers) are written in `where = {...}`.
         if isinstance(row.get("where"), dict):
@@ -184,7 +199,8 @@ def load_experiment(path: str | Path) -> Experiment:
         expect = c.get("expect", "supported")
         if expect not in ("supported", "not supported"):
             raise ExperimentError(
-                f"{_where(path, f'claims[{i}].expect')}: {expect!r} is not \"supported\" or \"not supported\""
+                f"{_where(path, f'claims[{i}].expect')}: {expect!r} is not "
+                '"supported" or "not supported"'
             )
         claims.append(Claim(" ".join(c["text"].split()), c["check"], params, expect))
     derived = doc.get("derived") or {}

@@ -21,9 +21,11 @@ __all__ = ["draw_figure", "write_report"]
 
 NS_PER_S = 1_000_000_000
 PAPER_NAMES = {
-    "wang2004": "Wang et al. 2004 — TCP Startup Performance in Large Bandwidth Delay Networks (Astart)",
+    "wang2004": "Wang et al. 2004 — TCP Startup Performance in Large Bandwidth Delay Networks "
+    "(Astart)",
     "deng": "Deng et al. — A Parameterized Model of TCP Slow Start (P-Start)",
-    "ha2009": "Ha 2009 — Improving TCP Congestion Control for High Bandwidth and Long Distance Networks (CUBIC, HyStart, BLAST)",
+    "ha2009": "Ha 2009 — Improving TCP Congestion Control for High Bandwidth and Long Distance "
+    "Networks (CUBIC, HyStart, BLAST)",
     "ho": "Ho et al. — An Enhanced Slow-Start Mechanism for TCP Vegas (Gallop-Vegas)",
     "sallantin2013": "Sallantin et al. 2013 — Initial Spreading: a Fast Start-Up TCP Mechanism",
 }
@@ -60,7 +62,9 @@ def _x_value(value: Any) -> float | None:
     return q.si if q is not None else None
 
 
-def _with_positions(r: ExperimentResult, column: str, position: dict[Any, float]) -> ExperimentResult:
+def _with_positions(
+    r: ExperimentResult, column: str, position: dict[Any, float]
+) -> ExperimentResult:
     import copy
 
     out = copy.copy(r)
@@ -111,7 +115,15 @@ def _sweep_figure(r: ExperimentResult, path: Path) -> Path | None:
                     pts.append((xv * xscale, row.values[y] * scale))
             pts.sort()
             name = f"paper: {label}" if series else "paper"
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], linestyle="--", marker="s", mfc="none", color=color, label=name)
+            ax.plot(
+                [p[0] for p in pts],
+                [p[1] for p in pts],
+                linestyle="--",
+                marker="s",
+                mfc="none",
+                color=color,
+                label=name,
+            )
     if categories:
         ax.set_xticks(range(len(categories)), [str(c) for c in categories], fontsize=8)
     ax.set_xlabel(f.get("xlabel", x))
@@ -139,11 +151,16 @@ SERIES = {
 }
 
 
+def _flow_labels(result: Any) -> dict[int, str]:
+    flows = result.flows
+    return dict(zip(flows["flow"].to_list(), flows["label"].to_list(), strict=True))
+
+
 def _runs_figure(r: ExperimentResult, path: Path) -> Path | None:
     f = r.experiment.figure
     panels = f.get("panels") or [{"y": "cwnd"}]
     fig, axes = _new_figure(len(panels))
-    for ax, panel in zip(axes, panels):
+    for ax, panel in zip(axes, panels, strict=False):
         what = panel.get("y", "cwnd")
         for label, result in r.results.items():
             if what == "goodput":
@@ -151,20 +168,24 @@ def _runs_figure(r: ExperimentResult, path: Path) -> Path | None:
                 flows = panel.get("flows")
                 if flows is not None:
                     rates = rates.filter(pl.col("flow").is_in(flows))
-                labels = dict(zip(result.flows["flow"].to_list(), result.flows["label"].to_list()))
+                labels = _flow_labels(result)
                 parts = rates.partition_by("flow", maintain_order=True)
                 for g in parts:
                     suffix = f" {labels.get(g['flow'][0], '')}" if len(parts) > 1 else ""
-                    ax.step(g["start_s"], g["goodput_bps"] / 1e6, where="post", label=f"{label}{suffix}")
+                    ax.step(
+                        g["start_s"], g["goodput_bps"] / 1e6, where="post", label=f"{label}{suffix}"
+                    )
                 ax.set_ylabel("goodput (Mbit/s)")
                 continue
             table, column, ylabel = SERIES[what]
             df = getattr(result, table)
-            names = dict(zip(result.flows["flow"].to_list(), result.flows["label"].to_list()))
+            names = _flow_labels(result)
             if what == "queue":
                 link = panel.get("link")
                 if link is not None:
-                    ids = result.links.filter((pl.col("name") == link) | (pl.col("alias") == link))["link"]
+                    ids = result.links.filter((pl.col("name") == link) | (pl.col("alias") == link))[
+                        "link"
+                    ]
                     df = df.filter(pl.col("link").is_in(ids.to_list()))
                 groups = df.partition_by("link", maintain_order=True)
             else:
@@ -177,13 +198,20 @@ def _runs_figure(r: ExperimentResult, path: Path) -> Path | None:
                 if what == "rtt":
                     ys = ys / 1e6
                 if what == "ssthresh":
-                    ys = ys.map_elements(lambda v: None if math.isinf(v) else v, return_dtype=pl.Float64)
+                    ys = ys.map_elements(
+                        lambda v: None if math.isinf(v) else v, return_dtype=pl.Float64
+                    )
                 suffix = ""
                 if what != "queue" and len(groups) > 1:
                     suffix = f" {names.get(g['flow'][0], 'flow ' + str(g['flow'][0]))}"
                 elif what == "queue" and len(groups) > 1:
                     suffix = f" {g['link_name'][0]}"
-                ax.plot(g["time_ns"].to_numpy() / NS_PER_S, ys.to_numpy(), label=f"{label}{suffix}", lw=1.2)
+                ax.plot(
+                    g["time_ns"].to_numpy() / NS_PER_S,
+                    ys.to_numpy(),
+                    label=f"{label}{suffix}",
+                    lw=1.2,
+                )
             ax.set_ylabel(panel.get("ylabel", ylabel))
         if "xlim" in panel:
             ax.set_xlim(*panel["xlim"])
@@ -265,11 +293,18 @@ def _data_rows(r: ExperimentResult) -> tuple[list[str], list[list[str]]]:
 
 
 def write_report(
-    results: Sequence[ExperimentResult], directory: Path, *, quick: bool, elapsed_s: float, command: str
+    results: Sequence[ExperimentResult],
+    directory: Path,
+    *,
+    quick: bool,
+    elapsed_s: float,
+    command: str,
 ) -> list[Path]:
     """Writes ``index.html``, ``README.md`` and ``figures/*.png`` into ``directory``."""
     figures_dir = directory / "figures"
-    figures: dict[str, Path | None] = {r.experiment.id: draw_figure(r, figures_dir) for r in results}
+    figures: dict[str, Path | None] = {
+        r.experiment.id: draw_figure(r, figures_dir) for r in results
+    }
     supported = sum(c.supported is True for r in results for c in r.claims)
     total = sum(len(r.claims) for r in results)
     expected = sum(c.as_expected for r in results for c in r.claims)
@@ -289,7 +324,9 @@ def write_report(
         ok = sum(c.supported is True for c in r.claims)
         summary_rows.append([e.id, e.title, e.source, f"{ok}/{len(r.claims)}"])
     md += [_md_table(["experiment", "title", "in the paper", "claims supported"], summary_rows), ""]
-    body.append(_html_table(["experiment", "title", "in the paper", "claims supported"], summary_rows))
+    body.append(
+        _html_table(["experiment", "title", "in the paper", "claims supported"], summary_rows)
+    )
 
     current_paper = None
     for r in results:
@@ -300,23 +337,38 @@ def write_report(
             md += [f"## {name}", ""]
             body.append(f"<h2>{html.escape(name)}</h2>")
         md += [f"### {e.id}: {e.title} ({e.source})", "", f"**Setup.** {e.setup}", ""]
-        body.append(f"<h3 id='{_slug(e.id)}'>{html.escape(e.id)}: {html.escape(e.title)} ({html.escape(e.source)})</h3>")
+        body.append(
+            f"<h3 id='{_slug(e.id)}'>{html.escape(e.id)}: {html.escape(e.title)} "
+            f"({html.escape(e.source)})</h3>"
+        )
         body.append(f"<p><b>Setup.</b> {html.escape(e.setup)}</p>")
         fig = figures.get(e.id)
         if fig is not None:
             rel = fig.relative_to(directory).as_posix()
             md += [f"![{e.id}]({rel})", ""]
-            body.append(f"<img src='{html.escape(rel)}' alt='{html.escape(e.id)}' style='max-width:100%'>")
+            body.append(
+                f"<img src='{html.escape(rel)}' alt='{html.escape(e.id)}' style='max-width:100%'>"
+            )
         if len(r.comparison):
             md += ["Our numbers next to the paper's:", "", _md_table(HEADER, _rows(r)), ""]
             body.append("<p>Our numbers next to the paper's:</p>" + _html_table(HEADER, _rows(r)))
         cols, rows = _data_rows(r)
-        md += [f"All our numbers ({r.runs} runs{', ' + str(r.seeds) + ' seeds per point' if r.seeds > 1 else ''}):", "", _md_table(cols, rows), ""]
-        body.append(f"<details><summary>All our numbers ({r.runs} runs)</summary>{_html_table(cols, rows)}</details>")
+        seeds_text = f", {r.seeds} seeds per point" if r.seeds > 1 else ""
+        md += [
+            f"All our numbers ({r.runs} runs{seeds_text}):",
+            "",
+            _md_table(cols, rows),
+            "",
+        ]
+        body.append(
+            f"<details><summary>All our numbers ({r.runs} runs)</summary>"
+            f"{_html_table(cols, rows)}</details>"
+        )
         md += [f"**The paper's claim.** {e.claim}", ""]
         body.append(f"<p><b>The paper's claim.</b> {html.escape(e.claim)}</p>")
         claim_rows = [
-            [c.claim.text, _verdict(c), c.detail, "yes" if c.as_expected else "NO"] for c in r.claims
+            [c.claim.text, _verdict(c), c.detail, "yes" if c.as_expected else "NO"]
+            for c in r.claims
         ]
         if claim_rows:
             head = ["claim", "our runs", "numbers checked", "as expected"]

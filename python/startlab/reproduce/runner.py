@@ -160,7 +160,14 @@ def _runs(exp: Experiment, quick: bool, cache: Path) -> ExperimentResult:
         rows.append({"label": spec["label"], **{m.name: values.get(m.id) for m in metrics}})
     data = pl.DataFrame(rows)
     return ExperimentResult(
-        exp, quick, ["label"], data, pl.DataFrame(), [], runs=len(rows), simulated=simulated,
+        exp,
+        quick,
+        ["label"],
+        data,
+        pl.DataFrame(),
+        [],
+        runs=len(rows),
+        simulated=simulated,
         results=results,
     )
 
