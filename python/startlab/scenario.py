@@ -41,6 +41,23 @@ class ScenarioError(ValueError):
     """
 
 
+def read_text(path: Path, what: str, error: type[ScenarioError]) -> str:
+    """The UTF-8 text of ``path``; a missing, unreadable or non-UTF-8 file raises ``error``
+    naming the file (``what`` says what the file should have been)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise error(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a directory, not {what}") from None
+    except OSError as e:
+        raise error(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise error(f"{path}: not UTF-8 text (byte {e.start})") from None
+
+
 class Scenario:
     """A scenario document, checked by the core when it is created.
 
@@ -71,18 +88,7 @@ class Scenario:
         names the file, line and column) or describes an invalid scenario.
         """
         path = Path(path)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise ScenarioError(f"{path}: no such file") from None
-        except IsADirectoryError:
-            raise ScenarioError(f"{path}: is a directory, not a scenario file") from None
-        except OSError as e:
-            raise ScenarioError(f"{path}: cannot read: {e.strerror or e}") from None
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise ScenarioError(f"{path}: not UTF-8 text (byte {e.start})") from None
+        text = read_text(path, "a scenario file", ScenarioError)
         return cls.from_toml(text, source=str(path), overrides=overrides)
 
     @classmethod

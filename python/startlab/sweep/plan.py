@@ -27,6 +27,7 @@ from startlab.scenario import (
     _resolve,
     _set_path,
     dumps_toml,
+    read_text,
 )
 from startlab.sweep.cache import run_key
 from startlab.sweep.quantity import Quantity, format_number, parse_quantity
@@ -839,18 +840,7 @@ def parse_plan_override(assignment: str) -> tuple[list[str], Any]:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise SweepPlanError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise SweepPlanError(f"{path}: is a directory, not a TOML file") from None
-    except OSError as e:
-        raise SweepPlanError(f"{path}: cannot read: {e.strerror or e}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise SweepPlanError(f"{path}: not UTF-8 text (byte {e.start})") from None
+    text = read_text(path, "a TOML file", SweepPlanError)
     try:
         return _parse_toml(text, str(path))
     except ScenarioError as e:
