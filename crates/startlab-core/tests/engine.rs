@@ -440,33 +440,51 @@ fn initial_spreading_matches_the_closed_form_of_the_uncongested_case() {
     // without spreading and RTT + (n - 1) RTT / n with it, T2 being the bottleneck's time per
     // packet: the difference is (n - 1)(RTT / n - T2).
     let burst = run_toml(&sallantin_topology("none", "10000B", "2s")).flows[0].completion_ns as f64;
-    let spread = run_toml(&sallantin_topology("initial-spreading", "10000B", "2s")).flows[0].completion_ns as f64;
+    let spread = run_toml(&sallantin_topology("initial-spreading", "10000B", "2s")).flows[0]
+        .completion_ns as f64;
     // The handshake RTT: 2 x 60 ms of propagation plus a 40-byte packet on 40, 10 and 40 Mbps
     // links each way: 120 ms + 2 x (8 + 32 + 8) us = 120.096 ms.
     let rtt = 120.096e6;
     let t2 = 1040.0 * 8.0 / 10e6 * 1e9;
     let expected = 9.0 * (rtt / 10.0 - t2);
-    assert!(((spread - burst) - expected).abs() < 0.05e6, "difference {} ns, expected {expected}", spread - burst);
+    assert!(
+        ((spread - burst) - expected).abs() < 0.05e6,
+        "difference {} ns, expected {expected}",
+        spread - burst
+    );
 }
 
 #[test]
 fn initial_spreading_spaces_only_the_first_window() {
     // With spreading, the first RTT never queues at the bottleneck (a packet every 12 ms, each
     // served in 0.83 ms); from the second RTT on, ACK clocking sends pairs again.
-    let text = sallantin_topology("initial-spreading", "200KB", "1s").replace("[[flows]]", "[measure]\ninterval = \"event\"\n[[flows]]");
+    let text = sallantin_topology("initial-spreading", "200KB", "1s")
+        .replace("[[flows]]", "[measure]\ninterval = \"event\"\n[[flows]]");
     let r = run_toml(&text);
     let qs = &r.queue_series;
     // The last spread segment leaves at 120 + 9 x 12 ms and reaches the bottleneck by 234 ms; the
     // first ACK of data returns at about 241 ms and its two segments reach the bottleneck at 246 ms.
     let first_rtt_end = 240_000_000;
-    let max_first = (0..qs.len()).filter(|&i| qs.time_ns[i] < first_rtt_end).map(|i| qs.queue_packets[i]).max().unwrap();
+    let max_first = (0..qs.len())
+        .filter(|&i| qs.time_ns[i] < first_rtt_end)
+        .map(|i| qs.queue_packets[i])
+        .max()
+        .unwrap();
     assert_eq!(max_first, 0);
-    let max_later = (0..qs.len()).filter(|&i| qs.time_ns[i] >= first_rtt_end).map(|i| qs.queue_packets[i]).max().unwrap();
+    let max_later = (0..qs.len())
+        .filter(|&i| qs.time_ns[i] >= first_rtt_end)
+        .map(|i| qs.queue_packets[i])
+        .max()
+        .unwrap();
     assert!(max_later >= 1);
     // The row recorded at the SYN-ACK shows the spreading rate, IW x 1040 B per handshake RTT;
     // from the first ACK of data on there is no pacing.
     let p = &r.flow_series.pacing_rate_bps;
-    assert!((p[0] - 10.0 * 1040.0 * 8.0 / 0.120096).abs() < 1.0, "{}", p[0]);
+    assert!(
+        (p[0] - 10.0 * 1040.0 * 8.0 / 0.120096).abs() < 1.0,
+        "{}",
+        p[0]
+    );
     assert!(p[1..].iter().all(|&x| x == 0.0));
 }
 
@@ -475,14 +493,29 @@ fn window_pacing_keeps_slow_start_from_building_a_queue() {
     let burst = run_toml(&sallantin_topology("none", "300KB", "3s"));
     let paced = run_toml(&sallantin_topology("window", "300KB", "3s"));
     let linux = run_toml(&sallantin_topology("linux", "300KB", "3s"));
-    let q = |r: &startlab_core::measure::Report| r.links.iter().find(|l| l.alias == "bottleneck").unwrap().max_queue_packets;
+    let q = |r: &startlab_core::measure::Report| {
+        r.links
+            .iter()
+            .find(|l| l.alias == "bottleneck")
+            .unwrap()
+            .max_queue_packets
+    };
     // Unpaced slow start sends two segments per ACK: the queue grows to about half the window.
     assert!(q(&burst) > 40, "{}", q(&burst));
     // Pacing at cwnd / srtt spreads each window over the RTT: the queue stays small until the
     // window approaches the BDP (about 144 packets here).
-    assert!(q(&paced) < q(&burst) / 4, "paced {} vs burst {}", q(&paced), q(&burst));
+    assert!(
+        q(&paced) < q(&burst) / 4,
+        "paced {} vs burst {}",
+        q(&paced),
+        q(&burst)
+    );
     // Linux paces slow start at twice cwnd / srtt: in between.
-    assert!(q(&linux) <= q(&burst) && q(&linux) >= q(&paced), "linux {}", q(&linux));
+    assert!(
+        q(&linux) <= q(&burst) && q(&linux) >= q(&paced),
+        "linux {}",
+        q(&linux)
+    );
     for r in [&burst, &paced, &linux] {
         assert_eq!(r.flows[0].delivered_bytes, 300_000);
     }
@@ -539,21 +572,40 @@ start = "2s"
     let (a, b) = (&r.flows[0], &r.flows[1]);
     // Goodput over the lifetime [0 s, 3 s]; what arrived after the stop is not counted.
     let expected = a.delivered_bytes as f64 * 8.0 / 3.0;
-    assert!((a.goodput_bps - expected).abs() < 1e-6, "{} {expected}", a.goodput_bps);
-    assert!(a.goodput_bps > 1e6 && a.goodput_bps < 10e6, "{}", a.goodput_bps);
+    assert!(
+        (a.goodput_bps - expected).abs() < 1e-6,
+        "{} {expected}",
+        a.goodput_bps
+    );
+    assert!(
+        a.goodput_bps > 1e6 && a.goodput_bps < 10e6,
+        "{}",
+        a.goodput_bps
+    );
     assert_eq!(a.completion_ns, -1);
     // Nothing is sampled after the stop, and the delivered bytes do not move after it.
     let fs = &r.flow_series;
-    let last_a = (0..fs.time_ns.len()).filter(|&i| fs.flow[i] == 0).last().unwrap();
+    let last_a = (0..fs.time_ns.len())
+        .filter(|&i| fs.flow[i] == 0)
+        .last()
+        .unwrap();
     assert_eq!(fs.time_ns[last_a], 3_000_000_000);
     assert!(fs.delivered_bytes[last_a] <= a.delivered_bytes);
     // The second connection goes on: it delivers more after the stop than before.
     let at_3s = (0..fs.time_ns.len())
         .find(|&i| fs.flow[i] == 1 && fs.time_ns[i] == 3_000_000_000)
         .unwrap();
-    assert!(b.delivered_bytes > 2 * fs.delivered_bytes[at_3s], "{}", b.delivered_bytes);
+    assert!(
+        b.delivered_bytes > 2 * fs.delivered_bytes[at_3s],
+        "{}",
+        b.delivered_bytes
+    );
     // Its slow-start exit is counted from its own start (2 s), as its completion time would be.
-    assert!(b.ss_exit_ns > 0 && b.ss_exit_ns < 2_000_000_000, "{}", b.ss_exit_ns);
+    assert!(
+        b.ss_exit_ns > 0 && b.ss_exit_ns < 2_000_000_000,
+        "{}",
+        b.ss_exit_ns
+    );
     assert_eq!(
         r.stats.packets_created,
         r.stats.packets_delivered + r.stats.packets_dropped + r.stats.packets_in_network
@@ -573,5 +625,8 @@ stop = "1s"
 "#;
     let s = scenario::from_toml(text).unwrap();
     let e = scenario::resolve(&s).unwrap_err().to_string();
-    assert!(e.contains("flows[0].stop") && e.contains("is not after the start"), "{e}");
+    assert!(
+        e.contains("flows[0].stop") && e.contains("is not after the start"),
+        "{e}"
+    );
 }

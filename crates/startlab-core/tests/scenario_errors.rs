@@ -126,8 +126,14 @@ fn missing_and_out_of_range_values() {
 
 #[test]
 fn json_errors_carry_no_position_in_the_json_text() {
-    let e = scenario::from_json(r#"{"duration": "10s", "topology": {"kind": "ring"}, "flows": []}"#).unwrap_err();
+    let e =
+        scenario::from_json(r#"{"duration": "10s", "topology": {"kind": "ring"}, "flows": []}"#)
+            .unwrap_err();
     assert_eq!(e.path, "topology.kind");
     assert!(!e.message.contains(" at line "), "{}", e.message);
-    assert!(e.message.contains("unknown variant `ring`"), "{}", e.message);
+    assert!(
+        e.message.contains("unknown variant `ring`"),
+        "{}",
+        e.message
+    );
 }

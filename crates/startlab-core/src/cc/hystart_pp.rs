@@ -46,7 +46,10 @@ enum Mode {
     SlowStart,
     /// Conservative Slow Start since `rounds` rounds, entered when the round's minimum RTT was
     /// `baseline`.
-    Css { baseline: Duration, rounds: u32 },
+    Css {
+        baseline: Duration,
+        rounds: u32,
+    },
     Done,
 }
 
@@ -123,10 +126,16 @@ impl SlowStart for HystartPp {
         if self.rtt_sample_count < self.config.n_rtt_sample {
             return;
         }
-        let (Some(current), Some(last)) = (self.current_round_min_rtt, self.last_round_min_rtt) else { return };
+        let (Some(current), Some(last)) = (self.current_round_min_rtt, self.last_round_min_rtt)
+        else {
+            return;
+        };
         match self.mode {
             Mode::SlowStart if current >= last + self.rtt_thresh(last) => {
-                self.mode = Mode::Css { baseline: current, rounds: 0 };
+                self.mode = Mode::Css {
+                    baseline: current,
+                    rounds: 0,
+                };
             }
             // RFC 9406 §4.2: a lower RTT in CSS means the rise was spurious: back to slow start.
             Mode::Css { baseline, .. } if current < baseline => self.mode = Mode::SlowStart,
@@ -136,9 +145,17 @@ impl SlowStart for HystartPp {
 
     fn on_ack(&mut self, tcb: &mut Tcb, ack: &Ack, _now: Time) -> u32 {
         // Growth is limited to L segments per ACK unless paced (RFC 9406 §4.2).
-        let limit = if tcb.pacing_rate.is_some() { u32::MAX } else { self.config.l_limit };
+        let limit = if tcb.pacing_rate.is_some() {
+            u32::MAX
+        } else {
+            self.config.l_limit
+        };
         let n = ack.acked.min(limit) as f64;
-        let inc = if self.growth_in_css { n / self.config.css_growth_divisor } else { n };
+        let inc = if self.growth_in_css {
+            n / self.config.css_growth_divisor
+        } else {
+            n
+        };
         if tcb.cwnd + inc >= tcb.ssthresh {
             tcb.cwnd = tcb.cwnd.max(tcb.ssthresh);
             return 0;
@@ -175,7 +192,9 @@ mod tests {
     #[test]
     fn constant_rtt_is_plain_slow_start() {
         let mut d = driver();
-        let w: Vec<f64> = (0..4).map(|_| d.round(Duration::from_millis(100))).collect();
+        let w: Vec<f64> = (0..4)
+            .map(|_| d.round(Duration::from_millis(100)))
+            .collect();
         assert_eq!(w, [20.0, 40.0, 80.0, 160.0]);
         assert!(d.tcb.ssthresh.is_infinite());
     }
@@ -203,7 +222,10 @@ mod tests {
         assert!(d.tcb.ssthresh.is_infinite());
         d.round(Duration::from_millis(115));
         assert!(d.tcb.ssthresh.is_finite(), "CA after CSS_ROUNDS");
-        assert_eq!(d.tcb.exit_reason_hint, Some(ExitReason::Detector("hystart++")));
+        assert_eq!(
+            d.tcb.exit_reason_hint,
+            Some(ExitReason::Detector("hystart++"))
+        );
     }
 
     #[test]
@@ -212,8 +234,8 @@ mod tests {
         d.round(Duration::from_millis(100));
         d.round(Duration::from_millis(100));
         d.round(Duration::from_millis(115)); // CSS from the 9th ACK
-        // RTT back to 100 ms < baseline 115: slow start again after the 8th sample of the round
-        // (the first 8 ACKs still grow by 1/4).
+                                             // RTT back to 100 ms < baseline 115: slow start again after the 8th sample of the round
+                                             // (the first 8 ACKs still grow by 1/4).
         let before = d.tcb.cwnd;
         let acks = before.floor();
         let w = d.round(Duration::from_millis(100));

@@ -18,7 +18,9 @@ pub struct LssConfig {
 
 impl Default for LssConfig {
     fn default() -> Self {
-        LssConfig { max_ssthresh: 100.0 }
+        LssConfig {
+            max_ssthresh: 100.0,
+        }
     }
 }
 

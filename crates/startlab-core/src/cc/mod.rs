@@ -24,23 +24,23 @@
 //! `cong_avoid` while `cwnd < ssthresh` and hands the rest of the ACK to the controller once
 //! slow start has reached `ssthresh`, as Linux's `tcp_slow_start` returns the leftover `acked`.
 
-pub mod hystart_pp;
-pub mod lss;
-pub mod registry;
-pub mod reno;
-pub mod cubic;
+pub mod astart;
 pub mod bic;
 pub mod blast;
-pub mod hystart;
-pub mod westwood;
-pub mod astart;
-pub mod hoe;
-pub mod vegas;
+pub mod cubic;
 pub mod gallop_vegas;
+pub mod hoe;
+pub mod hystart;
+pub mod hystart_pp;
+pub mod lss;
 pub mod pstart;
+pub mod registry;
+pub mod reno;
 pub mod search;
 pub mod slow_start;
 pub mod testing;
+pub mod vegas;
+pub mod westwood;
 
 use crate::time::{Duration, Time};
 use crate::units::Rate;

@@ -66,28 +66,55 @@ impl AlgorithmConfig for RenoConfig {
 }
 
 impl AlgorithmConfig for LssConfig {
-    const PARAMS: &'static [(&'static str, &'static str)] = &[("max_ssthresh", "segments; above it growth is limited to max_ssthresh/2 per RTT")];
+    const PARAMS: &'static [(&'static str, &'static str)] = &[(
+        "max_ssthresh",
+        "segments; above it growth is limited to max_ssthresh/2 per RTT",
+    )];
 }
 
 impl AlgorithmConfig for HystartPpConfig {
     const PARAMS: &'static [(&'static str, &'static str)] = &[
         ("min_rtt_thresh_ms", "MIN_RTT_THRESH, ms"),
         ("max_rtt_thresh_ms", "MAX_RTT_THRESH, ms"),
-        ("min_rtt_divisor", "MIN_RTT_DIVISOR: the RTT rise threshold is last round's min RTT / this, clamped"),
-        ("n_rtt_sample", "N_RTT_SAMPLE: RTT samples per round before it is judged"),
-        ("css_growth_divisor", "CSS_GROWTH_DIVISOR: growth in CSS is slow start's / this"),
-        ("css_rounds", "CSS_ROUNDS: rounds of CSS before congestion avoidance"),
-        ("l_limit", "L: segments of growth per ACK at most when not paced"),
+        (
+            "min_rtt_divisor",
+            "MIN_RTT_DIVISOR: the RTT rise threshold is last round's min RTT / this, clamped",
+        ),
+        (
+            "n_rtt_sample",
+            "N_RTT_SAMPLE: RTT samples per round before it is judged",
+        ),
+        (
+            "css_growth_divisor",
+            "CSS_GROWTH_DIVISOR: growth in CSS is slow start's / this",
+        ),
+        (
+            "css_rounds",
+            "CSS_ROUNDS: rounds of CSS before congestion avoidance",
+        ),
+        (
+            "l_limit",
+            "L: segments of growth per ACK at most when not paced",
+        ),
     ];
 }
 
 impl AlgorithmConfig for SearchConfig {
     const PARAMS: &'static [(&'static str, &'static str)] = &[
-        ("window_factor", "the comparison window is this many initial RTTs"),
+        (
+            "window_factor",
+            "the comparison window is this many initial RTTs",
+        ),
         ("bins", "W: bins per window"),
         ("extra_bins", "EXTRA_BINS: bins kept to look back one RTT"),
-        ("thresh", "THRESH: exit when the normalized difference reaches it"),
-        ("rollback", "on exit, take back the growth of the last two initial RTTs"),
+        (
+            "thresh",
+            "THRESH: exit when the normalized difference reaches it",
+        ),
+        (
+            "rollback",
+            "on exit, take back the growth of the last two initial RTTs",
+        ),
     ];
 }
 

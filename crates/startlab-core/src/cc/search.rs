@@ -30,7 +30,13 @@ pub struct SearchConfig {
 
 impl Default for SearchConfig {
     fn default() -> Self {
-        SearchConfig { window_factor: 3.5, bins: 10, extra_bins: 15, thresh: 0.35, rollback: true }
+        SearchConfig {
+            window_factor: 3.5,
+            bins: 10,
+            extra_bins: 15,
+            thresh: 0.35,
+            rollback: true,
+        }
     }
 }
 
@@ -70,7 +76,8 @@ impl Search {
         self.prev_delivered = tcb.delivered;
         if let Some(rtt) = self.initial_rtt {
             self.bin_duration = Duration::from_nanos(
-                ((rtt.as_nanos() as f64 * self.config.window_factor) / self.config.bins as f64).max(1.0) as u64,
+                ((rtt.as_nanos() as f64 * self.config.window_factor) / self.config.bins as f64)
+                    .max(1.0) as u64,
             );
             self.bin_end = now + self.bin_duration;
         }
@@ -109,7 +116,9 @@ impl SlowStart for Search {
         if self.done {
             return left;
         }
-        let Some(rtt) = tcb.latest_rtt.or(tcb.srtt) else { return left };
+        let Some(rtt) = tcb.latest_rtt.or(tcb.srtt) else {
+            return left;
+        };
         if self.initial_rtt.is_none() {
             // INITIAL_RTT is the first RTT measured on the connection; initialization (lines 7-9).
             self.initial_rtt = Some(rtt);
@@ -137,7 +146,8 @@ impl SlowStart for Search {
                 if norm_diff >= self.config.thresh {
                     // exit_slow_start(), lines 39-42.
                     if self.config.rollback {
-                        let two_rtts = (2.0 * self.initial_rtt.unwrap().as_nanos() as f64 / d).round() as i64;
+                        let two_rtts =
+                            (2.0 * self.initial_rtt.unwrap().as_nanos() as f64 / d).round() as i64;
                         let overshoot = self.sum_bins(self.curr_idx - two_rtts, self.curr_idx, 0.0);
                         tcb.cwnd = (tcb.cwnd - overshoot).max(tcb.cwnd.min(2.0)).max(1.0);
                     }
@@ -170,7 +180,10 @@ mod tests {
     use crate::cc::WithStartup;
 
     fn driver(config: SearchConfig) -> Driver {
-        let cc = WithStartup { cc: Box::new(Reno::new(RenoConfig::default())), startup: Box::new(Search::new(config)) };
+        let cc = WithStartup {
+            cc: Box::new(Reno::new(RenoConfig::default())),
+            startup: Box::new(Search::new(config)),
+        };
         Driver::new(Box::new(cc), 2.0, f64::INFINITY)
     }
 

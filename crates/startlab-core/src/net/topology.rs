@@ -28,6 +28,11 @@ pub struct DumbbellSpec {
     pub receiver_access: Vec<Duplex>,
 }
 
+/// Joins `a` and `b` with both directions of `d` (`forward` is a→b).
+fn connect(net: &mut Network, a: NodeId, b: NodeId, d: &Duplex, alias: &str, seed: u64) {
+    net.add_link(a, b, d.forward.clone(), d.reverse.clone(), alias, seed);
+}
+
 /// Builds a dumbbell with hosts `s{i}`, `r{i}` and routers `left`, `right`.
 pub fn dumbbell(spec: &DumbbellSpec, seed: u64) -> Network {
     assert_eq!(spec.sender_access.len(), spec.receiver_access.len());
@@ -42,33 +47,12 @@ pub fn dumbbell(spec: &DumbbellSpec, seed: u64) -> Network {
     let left = net.add_node("left", NodeKind::Router);
     let right = net.add_node("right", NodeKind::Router);
     let b = &spec.bottleneck;
-    net.add_link(
-        left,
-        right,
-        b.forward.clone(),
-        b.reverse.clone(),
-        "bottleneck",
-        seed,
-    );
+    connect(&mut net, left, right, b, "bottleneck", seed);
     for i in 0..n {
         let a = &spec.sender_access[i];
-        net.add_link(
-            senders[i],
-            left,
-            a.forward.clone(),
-            a.reverse.clone(),
-            "",
-            seed,
-        );
+        connect(&mut net, senders[i], left, a, "", seed);
         let a = &spec.receiver_access[i];
-        net.add_link(
-            right,
-            receivers[i],
-            a.forward.clone(),
-            a.reverse.clone(),
-            "",
-            seed,
-        );
+        connect(&mut net, right, receivers[i], a, "", seed);
     }
     net.compute_routes();
     net
@@ -81,17 +65,21 @@ pub fn parallel(spec: &DumbbellSpec, seed: u64) -> Network {
     assert_eq!(spec.sender_access.len(), spec.receiver_access.len());
     let mut net = Network::default();
     let n = spec.sender_access.len();
-    let senders: Vec<NodeId> = (0..n).map(|i| net.add_node(format!("s{i}"), NodeKind::Host)).collect();
-    let receivers: Vec<NodeId> = (0..n).map(|i| net.add_node(format!("r{i}"), NodeKind::Host)).collect();
+    let senders: Vec<NodeId> = (0..n)
+        .map(|i| net.add_node(format!("s{i}"), NodeKind::Host))
+        .collect();
+    let receivers: Vec<NodeId> = (0..n)
+        .map(|i| net.add_node(format!("r{i}"), NodeKind::Host))
+        .collect();
     for i in 0..n {
         let left = net.add_node(format!("left{i}"), NodeKind::Router);
         let right = net.add_node(format!("right{i}"), NodeKind::Router);
         let b = &spec.bottleneck;
-        net.add_link(left, right, b.forward.clone(), b.reverse.clone(), &format!("bottleneck{i}"), seed);
+        connect(&mut net, left, right, b, &format!("bottleneck{i}"), seed);
         let a = &spec.sender_access[i];
-        net.add_link(senders[i], left, a.forward.clone(), a.reverse.clone(), "", seed);
+        connect(&mut net, senders[i], left, a, "", seed);
         let a = &spec.receiver_access[i];
-        net.add_link(right, receivers[i], a.forward.clone(), a.reverse.clone(), "", seed);
+        connect(&mut net, right, receivers[i], a, "", seed);
     }
     net.compute_routes();
     net
@@ -116,11 +104,11 @@ pub fn parking_lot(spec: &ParkingLotSpec, seed: u64) -> Network {
         .map(|h| net.add_node(format!("R{h}"), NodeKind::Router))
         .collect();
     for (h, d) in spec.hops.iter().enumerate() {
-        net.add_link(
+        connect(
+            &mut net,
             routers[h],
             routers[h + 1],
-            d.forward.clone(),
-            d.reverse.clone(),
+            d,
             &format!("hop{h}"),
             seed,
         );
@@ -128,44 +116,16 @@ pub fn parking_lot(spec: &ParkingLotSpec, seed: u64) -> Network {
     let a = &spec.access;
     for i in 0..spec.long_pairs {
         let s = net.add_node(format!("ls{i}"), NodeKind::Host);
-        net.add_link(
-            s,
-            routers[0],
-            a.forward.clone(),
-            a.reverse.clone(),
-            "",
-            seed,
-        );
+        connect(&mut net, s, routers[0], a, "", seed);
         let r = net.add_node(format!("lr{i}"), NodeKind::Host);
-        net.add_link(
-            routers[hops],
-            r,
-            a.forward.clone(),
-            a.reverse.clone(),
-            "",
-            seed,
-        );
+        connect(&mut net, routers[hops], r, a, "", seed);
     }
     for h in 0..hops {
         for i in 0..spec.cross_pairs {
             let s = net.add_node(format!("cs{h}_{i}"), NodeKind::Host);
-            net.add_link(
-                s,
-                routers[h],
-                a.forward.clone(),
-                a.reverse.clone(),
-                "",
-                seed,
-            );
+            connect(&mut net, s, routers[h], a, "", seed);
             let r = net.add_node(format!("cr{h}_{i}"), NodeKind::Host);
-            net.add_link(
-                routers[h + 1],
-                r,
-                a.forward.clone(),
-                a.reverse.clone(),
-                "",
-                seed,
-            );
+            connect(&mut net, routers[h + 1], r, a, "", seed);
         }
     }
     net.compute_routes();
@@ -237,9 +197,13 @@ mod tests {
             receiver_access: vec![duplex(100, 1); 2],
         };
         let net = parallel(&spec, 1);
-        let path = |a: &str, b: &str| net.path(net.find_node(a).unwrap(), net.find_node(b).unwrap());
-        let names: Vec<&str> =
-            path("s1", "r1").unwrap().iter().map(|&l| net.link_names[l as usize].as_str()).collect();
+        let path =
+            |a: &str, b: &str| net.path(net.find_node(a).unwrap(), net.find_node(b).unwrap());
+        let names: Vec<&str> = path("s1", "r1")
+            .unwrap()
+            .iter()
+            .map(|&l| net.link_names[l as usize].as_str())
+            .collect();
         assert_eq!(names, ["s1->left1", "left1->right1", "right1->r1"]);
         assert!(path("s0", "r1").is_none());
         assert!(net.find_link("bottleneck1").is_some());

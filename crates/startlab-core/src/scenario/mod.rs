@@ -71,15 +71,17 @@ fn from_path_error<E: fmt::Display>(e: serde_path_to_error::Error<E>) -> Scenari
 /// Parses a scenario from its JSON form (what the Python package sends).
 pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
     let mut de = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(&mut de).map_err(from_path_error).map_err(|mut e| {
-        // Positions in the JSON text mean nothing to the author of the TOML file it came from.
-        if let Some(i) = e.message.rfind(" at line ") {
-            if e.message[i..].contains(" column ") {
-                e.message.truncate(i);
+    serde_path_to_error::deserialize(&mut de)
+        .map_err(from_path_error)
+        .map_err(|mut e| {
+            // Positions in the JSON text mean nothing to the author of the TOML file it came from.
+            if let Some(i) = e.message.rfind(" at line ") {
+                if e.message[i..].contains(" column ") {
+                    e.message.truncate(i);
+                }
             }
-        }
-        e
-    })
+            e
+        })
 }
 
 /// Parses a scenario from TOML.
@@ -242,10 +244,16 @@ fn check_tcp(t: &TcpSpec, path: &str) -> Result<(), ScenarioError> {
     if t.initial_rto.is_some_and(|d| d.0.is_zero()) {
         return Err(err(format!("{path}.initial_rto"), "must be longer than 0s"));
     }
-    for (name, r) in [("pacing_ss_ratio", t.pacing_ss_ratio), ("pacing_ca_ratio", t.pacing_ca_ratio)] {
+    for (name, r) in [
+        ("pacing_ss_ratio", t.pacing_ss_ratio),
+        ("pacing_ca_ratio", t.pacing_ca_ratio),
+    ] {
         if let Some(r) = r {
             if !(r > 0.0 && r <= 100.0) {
-                return Err(err(format!("{path}.{name}"), format!("invalid ratio {r}: expected above 0 and at most 100")));
+                return Err(err(
+                    format!("{path}.{name}"),
+                    format!("invalid ratio {r}: expected above 0 and at most 100"),
+                ));
             }
         }
     }
@@ -300,7 +308,11 @@ fn resolve_topology(t: &Topology, tcp: &TcpSpec) -> Result<Topology, ScenarioErr
     let access = fill_directions(access);
     match t.kind {
         TopologyKind::Dumbbell | TopologyKind::Parallel => {
-            let kind = if t.kind == TopologyKind::Dumbbell { "dumbbell" } else { "parallel" };
+            let kind = if t.kind == TopologyKind::Dumbbell {
+                "dumbbell"
+            } else {
+                "parallel"
+            };
             not_for("topology.hops", t.hops.is_some(), kind)?;
             not_for("topology.long_pairs", t.long_pairs.is_some(), kind)?;
             not_for("topology.cross_pairs", t.cross_pairs.is_some(), kind)?;
@@ -530,7 +542,10 @@ fn resolve_flow(
     let (src, dst) = match (f.pair, &f.src, &f.dst) {
         (Some(p), None, None) => {
             if s.topology.kind == TopologyKind::ParkingLot {
-                return Err(err(at("pair"), "not on a parking lot; name the hosts with src and dst"));
+                return Err(err(
+                    at("pair"),
+                    "not on a parking lot; name the hosts with src and dst",
+                ));
             }
             let pairs = s.topology.pairs.unwrap();
             if p >= pairs {
@@ -843,7 +858,9 @@ fn resolve_measure(
     r.queue_series = Some(m.queue_series.unwrap_or(true));
     let links = m.links.clone().unwrap_or_else(|| match s.topology.kind {
         TopologyKind::Dumbbell => vec!["bottleneck".into()],
-        TopologyKind::Parallel => (0..s.topology.pairs.unwrap()).map(|i| format!("bottleneck{i}")).collect(),
+        TopologyKind::Parallel => (0..s.topology.pairs.unwrap())
+            .map(|i| format!("bottleneck{i}"))
+            .collect(),
         TopologyKind::ParkingLot => (0..s.topology.hops.unwrap())
             .map(|h| format!("hop{h}"))
             .collect(),
@@ -1028,7 +1045,10 @@ pub fn tcp_config(t: &TcpSpec, cc: &str) -> TcpConfig {
         pacing: match t.pacing.unwrap() {
             PacingText::None => Pacing::ByController,
             PacingText::Window => Pacing::Window,
-            PacingText::Linux => Pacing::Linux { ss_ratio: t.pacing_ss_ratio.unwrap(), ca_ratio: t.pacing_ca_ratio.unwrap() },
+            PacingText::Linux => Pacing::Linux {
+                ss_ratio: t.pacing_ss_ratio.unwrap(),
+                ca_ratio: t.pacing_ca_ratio.unwrap(),
+            },
             PacingText::InitialSpreading => Pacing::InitialSpreading,
         },
     }

@@ -276,13 +276,15 @@ text_type!(
     Window,
     Window,
     "a number of segments, a size such as \"64KB\", \"rfc3390\" or \"rfc6928\"",
-    |t| match (t.trim(), split(t)) {
+    |t| {
+        match (t.trim(), split(t)) {
         ("rfc3390", _) => Ok(Window::Rfc3390),
         ("rfc6928", _) => Ok(Window::Rfc6928),
         (_, Some((x, ""))) => packets_from_number(x).map(Window::Segments),
         _ => parse_size(t).map(Window::Bytes).map_err(|_| {
             format!("invalid window \"{t}\": expected a number of segments, a size such as \"64KB\", \"rfc3390\" or \"rfc6928\"")
         }),
+    }
     },
     Some(|x| packets_from_number(x).map(Window::Segments)),
     |w| match *w {

@@ -15,7 +15,6 @@ pub mod sender;
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
 
-
 use crate::net::Packet;
 use crate::time::Duration;
 

@@ -427,7 +427,9 @@ impl TcpSender {
             self.finish(now);
             return;
         }
-        if self.ss_exit.is_none() && self.tcb.ca_state == CaState::Open && !self.cc.in_startup(&self.tcb)
+        if self.ss_exit.is_none()
+            && self.tcb.ca_state == CaState::Open
+            && !self.cc.in_startup(&self.tcb)
         {
             self.note_slow_start_exit(now, ExitReason::Threshold);
         }
@@ -719,7 +721,8 @@ impl TcpSender {
         // RFC 5681 §3.1: ssthresh is reduced once, not again when the same data times out again.
         // A timeout during fast recovery keeps the ssthresh the recovery chose (as Linux
         // `tcp_enter_loss`): FlightSize then counts SACKed data and the inflated window.
-        if self.rtt.backoff() == 0 && matches!(self.tcb.ca_state, CaState::Open | CaState::Disorder) {
+        if self.rtt.backoff() == 0 && matches!(self.tcb.ca_state, CaState::Open | CaState::Disorder)
+        {
             self.set_undo_point(now);
             self.tcb.ssthresh = self.cc.ssthresh(&mut self.tcb, now);
         }
