@@ -83,6 +83,8 @@ _CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
         "ss_exit_ns": pl.Int64(),
         "ss_exit_cwnd": pl.Float64(),
         "ss_exit_reason": pl.String(),
+        "congestion_losses": pl.Int64(),
+        "noncongestion_losses": pl.Int64(),
         "completion_ns": pl.Int64(),
     },
     "links": {

@@ -658,6 +658,7 @@ impl Simulation {
                 let stop = s.closed_at().unwrap_or(end).min(end);
                 let delivered = t.delivered_at_stop.unwrap_or(r.delivered_bytes);
                 let exit = s.ss_exit;
+                let verdicts = s.loss_verdicts();
                 FlowSummary {
                     flow: i as u32,
                     label: t.label.clone(),
@@ -687,6 +688,8 @@ impl Simulation {
                     ss_exit_ns: exit.map_or(-1, |e| (e.time - s.start_time).as_nanos() as i64),
                     ss_exit_cwnd: exit.map_or(f64::NAN, |e| e.cwnd),
                     ss_exit_reason: exit.map_or(String::new(), |e| e.reason.to_string()),
+                    congestion_losses: verdicts.map_or(-1, |v| v.congestion as i64),
+                    noncongestion_losses: verdicts.map_or(-1, |v| v.non_congestion as i64),
                     completion_ns: s
                         .completed_at
                         .map_or(-1, |c| (c - s.start_time).as_nanos() as i64),
@@ -716,6 +719,8 @@ impl Simulation {
                 ss_exit_ns: -1,
                 ss_exit_cwnd: f64::NAN,
                 ss_exit_reason: String::new(),
+                congestion_losses: -1,
+                noncongestion_losses: -1,
                 completion_ns: -1,
             },
         }

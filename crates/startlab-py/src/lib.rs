@@ -152,6 +152,8 @@ fn tables<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>> {
     t.num("ss_exit_ns", f.iter().map(|x| x.ss_exit_ns))?;
     t.num("ss_exit_cwnd", f.iter().map(|x| x.ss_exit_cwnd))?;
     t.text("ss_exit_reason", f.iter().map(|x| x.ss_exit_reason.as_str()))?;
+    t.num("congestion_losses", f.iter().map(|x| x.congestion_losses))?;
+    t.num("noncongestion_losses", f.iter().map(|x| x.noncongestion_losses))?;
     t.num("completion_ns", f.iter().map(|x| x.completion_ns))?;
     out.set_item("flows", t.dict)?;
 

@@ -76,8 +76,11 @@ def _with_positions(
 
 def _sweep_figure(r: ExperimentResult, path: Path) -> Path | None:
     f = r.experiment.figure
-    x, y = f.get("x"), f.get("y")
-    if not x or not y or y not in r.data.columns:
+    x = f.get("x")
+    # `y` is one column, or several drawn as one line each (``y = ["ncl_blast", "ncl_queue"]``).
+    columns = f.get("y") if isinstance(f.get("y"), list) else [f.get("y")]
+    columns = [c for c in columns if c and c in r.data.columns]
+    if not x or not columns:
         return None
     xcol = r.x_column if r.x_column and r.x_column in r.data.columns else x
     scale = float(f.get("scale", 1.0))
@@ -92,19 +95,22 @@ def _sweep_figure(r: ExperimentResult, path: Path) -> Path | None:
         r = _with_positions(r, xcol, position)
         xcol, xscale = "__x", 1.0
     groups = r.data.partition_by(series, maintain_order=True) if series else [r.data]
-    for g in groups:
+    lines = [(g, y) for g in groups for y in columns]
+    for g, y in lines:
         g = g.sort(xcol)
-        label = str(g[series][0]) if series else "startlab"
+        label = str(g[series][0]) if series else (y if len(columns) > 1 else "startlab")
+        if series and len(columns) > 1:
+            label = f"{label} {y}"
         xs = [v * xscale for v in g[xcol].to_list()]
         ys = [v * scale if v is not None else None for v in g[y].to_list()]
         ci_col = f"{y}_ci95"
         errs = [(e or 0.0) * scale for e in g[ci_col].to_list()] if ci_col in g.columns else None
-        name = f"startlab: {label}" if series else "startlab"
+        name = f"startlab: {label}" if series or len(columns) > 1 else "startlab"
         line = ax.errorbar(xs, ys, yerr=errs, marker="o", ms=4, capsize=3, label=name)
         color = line[0].get_color()
         paper = [row for row in r.experiment.paper_rows if y in row.values]
         if series:
-            paper = [row for row in paper if str(row.where.get(series)) == label]
+            paper = [row for row in paper if str(row.where.get(series)) == str(g[series][0])]
         if paper:
             # The paper's points at their own x (the axis value they name), all of them, also
             # where the quick version did not run that point.
@@ -127,7 +133,7 @@ def _sweep_figure(r: ExperimentResult, path: Path) -> Path | None:
     if categories:
         ax.set_xticks(range(len(categories)), [str(c) for c in categories], fontsize=8)
     ax.set_xlabel(f.get("xlabel", x))
-    ax.set_ylabel(f.get("ylabel", y))
+    ax.set_ylabel(f.get("ylabel", ", ".join(columns)))
     if f.get("xlog"):
         ax.set_xscale("log")
     if f.get("ylog"):

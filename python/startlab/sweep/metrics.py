@@ -185,6 +185,28 @@ KINDS: dict[str, MetricKind] = {
             column="fast_recoveries",
         ),
         MetricKind(
+            "congestion_losses",
+            "flow",
+            "loss events the controller judged congestion (BLAST; null for controllers that "
+            "do not classify losses)",
+            "count",
+            _FLOW_PARAMS,
+            default_stat="sum",
+            counter=True,
+            column="congestion_losses",
+        ),
+        MetricKind(
+            "noncongestion_losses",
+            "flow",
+            "loss events the controller judged not congestion (BLAST; null for controllers "
+            "that do not classify losses)",
+            "count",
+            _FLOW_PARAMS,
+            default_stat="sum",
+            counter=True,
+            column="noncongestion_losses",
+        ),
+        MetricKind(
             "sent_packets",
             "flow",
             "data packets sent, retransmissions included",
@@ -728,6 +750,10 @@ def _per_flow(context: _Context, metric: Metric, flows: pl.DataFrame) -> np.ndar
     column = flows[metric.spec.column]
     if metric.kind == "completion_time":
         column = column.fill_null(float("nan"))
+    if metric.kind in ("congestion_losses", "noncongestion_losses"):
+        # -1: the flow's controller does not classify losses.
+        values = column.cast(pl.Float64).to_numpy()
+        return np.where(values < 0, np.nan, values)
     return column.cast(pl.Float64).fill_null(float("nan")).to_numpy()
 
 

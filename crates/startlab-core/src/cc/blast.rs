@@ -27,7 +27,7 @@
 
 use super::bic::{BicConfig, BicCore};
 use super::hystart::{NewlyDelivered, SsCounting};
-use super::{Ack, AckSample, CaState, CongestionControl, Tcb};
+use super::{Ack, AckSample, CaState, CongestionControl, LossVerdicts, Tcb};
 use crate::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
@@ -215,11 +215,6 @@ impl Blast {
         })
     }
 
-    /// Losses judged (congestion, not congestion) so far, timeouts excluded.
-    pub fn verdicts(&self) -> (u64, u64) {
-        (self.congestion_losses, self.non_congestion_losses)
-    }
-
     pub fn bic(&self) -> &BicCore {
         &self.bic
     }
@@ -346,6 +341,17 @@ impl CongestionControl for Blast {
         self.reset();
     }
 
+    /// §7.3.2's ncl_blast counts these. A loss event is a call of `ssthresh`: a fast retransmit
+    /// or a timeout outside recovery. Each is counted once, with its final verdict: a timeout is
+    /// congestion, and a non-congestion loss judged again at the end of its recovery may become
+    /// congestion.
+    fn loss_verdicts(&self) -> Option<LossVerdicts> {
+        Some(LossVerdicts {
+            congestion: self.congestion_losses,
+            non_congestion: self.non_congestion_losses,
+        })
+    }
+
     /// Fig. 7.9 `blast_recalc_ssthresh`.
     fn ssthresh(&mut self, tcb: &mut Tcb, now: Time) -> f64 {
         let verdict = self.classify();
@@ -458,6 +464,8 @@ impl CongestionControl for Blast {
                     // Judged again, now congestion: BIC's decrease, once. (Fig. 7.9 recomputes
                     // after a congestion loss too, which would cut the window twice for one
                     // loss; a loss already cut is left alone.)
+                    self.non_congestion_losses -= 1;
+                    self.congestion_losses += 1;
                     let s = self.bic.on_loss(tcb.cwnd);
                     tcb.ssthresh = s;
                     tcb.cwnd = tcb.cwnd.min(s);

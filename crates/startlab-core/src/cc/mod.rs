@@ -275,6 +275,19 @@ pub trait CongestionControl: fmt::Debug {
     fn in_startup(&self, tcb: &Tcb) -> bool {
         tcb.in_slow_start()
     }
+
+    /// For controllers that classify losses (BLAST, Ha 2009 §7.3.2): the loss events judged so
+    /// far as (congestion, not congestion). `None` for controllers that treat every loss alike.
+    fn loss_verdicts(&self) -> Option<LossVerdicts> {
+        None
+    }
+}
+
+/// Loss events a classifying controller has judged (each controller says what it counts).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct LossVerdicts {
+    pub congestion: u64,
+    pub non_congestion: u64,
 }
 
 /// A slow-start (start-up) algorithm, used while `cwnd < ssthresh`.
@@ -359,5 +372,8 @@ impl CongestionControl for WithStartup {
     }
     fn cong_control(&mut self, tcb: &mut Tcb, rs: &RateSample, now: Time) -> bool {
         self.cc.cong_control(tcb, rs, now)
+    }
+    fn loss_verdicts(&self) -> Option<LossVerdicts> {
+        self.cc.loss_verdicts()
     }
 }

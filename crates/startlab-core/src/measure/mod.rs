@@ -84,6 +84,10 @@ pub struct FlowSummary {
     pub ss_exit_ns: i64,
     pub ss_exit_cwnd: f64,
     pub ss_exit_reason: String,
+    /// Loss events the controller judged congestion / not congestion (BLAST's classifier,
+    /// Ha 2009 §7.3.2); -1 for controllers that do not classify losses.
+    pub congestion_losses: i64,
+    pub noncongestion_losses: i64,
     /// From the flow's start to the acknowledgement of its last byte; -1 if unfinished.
     pub completion_ns: i64,
 }

@@ -10,7 +10,8 @@ use super::intervals::IntervalSet;
 use super::rtt::RttEstimator;
 use super::{FlowSize, Outbox, Pacing, Recovery, TcpConfig};
 use crate::cc::{
-    Ack, AckSample, CaState, CongestionControl, CwndEvent, ExitReason, Phase, RateSample, Tcb,
+    Ack, AckSample, CaState, CongestionControl, CwndEvent, ExitReason, LossVerdicts, Phase,
+    RateSample, Tcb,
 };
 use crate::net::{FlowId, NodeId, Packet, PacketKind, SackBlocks};
 use crate::time::{Duration, Time};
@@ -761,6 +762,11 @@ impl TcpSender {
         self.completed_at = None;
         self.stopped_at = Some(now);
         true
+    }
+
+    /// The controller's loss verdicts, if it classifies losses (BLAST).
+    pub fn loss_verdicts(&self) -> Option<LossVerdicts> {
+        self.cc.loss_verdicts()
     }
 
     /// When the connection completed or was stopped, if it has.
