@@ -31,6 +31,62 @@ fn the_base_is_valid_and_resolves_bdp_into_packets() {
     assert_eq!(again, s);
 }
 
+/// A pair or hop entry that sets only `delay` gets it in both directions; `reverse_delay` set on
+/// the shared access or bottleneck still wins over it.
+#[test]
+fn a_pair_delay_applies_to_both_directions() {
+    let text = BASE.replace(
+        "[[flows]]",
+        "access = { delay = \"0.5ms\" }\n[[topology.pair]]\nsender_access = { delay = \"20ms\" }\n[[flows]]",
+    );
+    let s = scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap();
+    let json = serde_json::to_value(&s).unwrap();
+    let sender = &json["topology"]["pair"][0]["sender_access"];
+    assert_eq!(
+        (&sender["delay"], &sender["reverse_delay"]),
+        (&"20ms".into(), &"20ms".into())
+    );
+    // 2 x (20 + 40 + 0.5) ms.
+    assert_eq!(json["topology"]["bdp_rtt"], "121ms");
+
+    let text = text.replace(
+        "delay = \"0.5ms\"",
+        "delay = \"0.5ms\", reverse_delay = \"2ms\"",
+    );
+    let s = scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap();
+    let json = serde_json::to_value(&s).unwrap();
+    let sender = &json["topology"]["pair"][0]["sender_access"];
+    assert_eq!(
+        (&sender["delay"], &sender["reverse_delay"]),
+        (&"20ms".into(), &"2ms".into())
+    );
+
+    let lot = r#"
+duration = "10s"
+[topology]
+kind = "parking-lot"
+hops = 2
+bottleneck = { rate = "40Mbps", delay = "10ms" }
+[[topology.hop]]
+delay = "30ms"
+[[flows]]
+cc = "newreno"
+src = "ls0"
+dst = "lr0"
+"#;
+    let s = scenario::resolve(&scenario::from_toml(lot).unwrap()).unwrap();
+    let json = serde_json::to_value(&s).unwrap();
+    let hops = &json["topology"]["hop"];
+    assert_eq!(
+        (&hops[0]["delay"], &hops[0]["reverse_delay"]),
+        (&"30ms".into(), &"30ms".into())
+    );
+    assert_eq!(
+        (&hops[1]["delay"], &hops[1]["reverse_delay"]),
+        (&"10ms".into(), &"10ms".into())
+    );
+}
+
 #[test]
 fn unknown_field() {
     let e = error(&BASE.replace("rate = \"40Mbps\"", "rat = \"40Mbps\""));

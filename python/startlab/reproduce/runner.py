@@ -96,7 +96,12 @@ def _sweep(
     for name in _numeric_metrics(table, names):
         agg = aggregate(table, name, by).rename({"mean": name, "ci95": f"{name}_ci95"})
         agg = agg.select([*by, "n", name, f"{name}_ci95"])
-        data = agg if data is None else data.join(agg.drop("n"), on=by, how="left")
+        if data is None:
+            data = agg
+        elif by:
+            data = data.join(agg.drop("n"), on=by, how="left")
+        else:  # only seeds vary: one row
+            data = data.join(agg.drop("n"), how="cross")
     for name in [n for n in names if n not in _numeric_metrics(table, names)]:
         # Text metrics (a slow-start exit reason): the most frequent value over the seeds.
         mode = (

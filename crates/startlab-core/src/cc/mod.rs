@@ -30,6 +30,7 @@ pub mod blast;
 pub mod cubic;
 pub mod gallop_vegas;
 pub mod hoe;
+pub mod hstcp;
 pub mod hystart;
 pub mod hystart_pp;
 pub mod lss;

@@ -223,6 +223,15 @@ const CCS: &[CcEntry] = &[
         params: param_info::<super::bic::BicConfig>,
         build: |p| Ok(Box::new(super::bic::Bic::new(parse(p)?)?)),
     },
+    // RFC 3649: HighSpeed TCP, which Ha 2009 Figs. 5.10-5.12 compare with CUBIC and BIC-TCP
+    CcEntry {
+        name: "hstcp",
+        summary: "HighSpeed TCP: above low_window, cwnd += a(w)/cwnd per acknowledged segment and a loss cuts b(w) of the window, a(w) and b(w) from the HighSpeed response function; standard TCP at or below low_window",
+        source: "RFC 3649; Linux net/ipv4/tcp_highspeed.c",
+        recovery: "newreno",
+        params: param_info::<super::hstcp::HstcpConfig>,
+        build: |p| Ok(Box::new(super::hstcp::Hstcp::new(parse(p)?)?)),
+    },
     CcEntry {
         name: "blast",
         summary: "BLAST: BIC-TCP that keeps its window on losses the round's mean queueing delay marks as non-congestion, and grows in fast recovery",

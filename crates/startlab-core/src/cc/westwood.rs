@@ -29,9 +29,9 @@
 //!   RE ← ε·RE + (1 − ε)·sample, ε = 0.6 (`re_gain`; the value the ERE authors' ABSE work uses).
 //!   A slow filter here (the ERE filter's τ = 0.5 s, say) makes RE lag a growing window, which
 //!   reads as congestion (T_k near the RTT) and turns ERE into a packet-train rate during start-up.
-//! - The ERE sample on an ACK at t_k spans from the latest earlier ACK at or before t_k − T_k to
-//!   t_k, so it always covers at least one inter-ACK interval: T_k = 0 gives a packet-pair sample,
-//!   T_k = RTT a packet-train sample. T_k is clamped to [0, RTT].
+//! - The ERE sample on an ACK at t_k is the data acknowledged in (t_k − T, t_k] divided by T, with
+//!   T = max(T_k, time since the previous ACK): T_k = 0 gives a packet-pair sample, T_k = RTT a
+//!   packet-train sample. T_k is clamped to [0, RTT] and to the time since the first ACK.
 //! - The ERE filter starts from zero (a fresh filter); `seed_with_first_sample` starts it at its
 //!   first sample instead (as Linux's Westwood+ does). RE starts at its first sample.
 //! - ssthresh is at least 2 segments after fast retransmits too (the pseudo-code bounds it only
@@ -207,26 +207,39 @@ impl Ere {
         };
         self.last_interval = Some(tk);
 
-        // The ERE sample spans from the latest earlier ACK at or before now − T_k (else the
-        // oldest earlier ACK kept) to now: at least one inter-ACK interval.
-        let from = Time::from_nanos(
-            now.as_nanos()
-                .saturating_sub(crate::time::Duration::from_secs_f64(tk).as_nanos()),
-        );
-        let base = match self.history.partition_point(|e| e.0 <= from && e.0 < now) {
-            0 => self.history.front().filter(|e| e.0 < now).copied(),
-            i => Some(self.history[i - 1]),
-        };
-        if let Some((t0, d0)) = base {
-            let span = now.saturating_since(t0).as_secs_f64();
-            let sample = (self.delivered - d0) / span;
-            self.ere.update(
-                sample,
-                now,
-                p.tau,
-                p.virtual_sample_m,
-                p.seed_with_first_sample,
-            );
+        // The ERE sample (§II.B): the data acknowledged in (t_k − T, t_k] divided by T, with
+        // T = max(T_k, time since the previous ACK), so T_k → 0 gives a packet pair (T_k is cut
+        // to the time since the first ACK while the connection is younger than T_k). Dividing by
+        // T_k itself, not by the span back to the last ACK before t_k − T_k: when a flow's ACKs
+        // come in one burst per RTT, that span stretches over the gap between bursts and the
+        // samples at the start of each burst read as a fraction of the flow's rate.
+        let n = self.history.len();
+        if n >= 2 {
+            let (t_prev, d_prev) = self.history[n - 2];
+            let (t_first, d_first) = self.history[0];
+            let gap = now.saturating_since(t_prev).as_secs_f64();
+            let age = now.saturating_since(t_first).as_secs_f64();
+            let (d0, span) = if gap >= tk.min(age) {
+                (d_prev, gap)
+            } else if age <= tk {
+                (d_first, age)
+            } else {
+                let from = Time::from_nanos(
+                    now.as_nanos()
+                        .saturating_sub(crate::time::Duration::from_secs_f64(tk).as_nanos()),
+                );
+                (self.delivered_at(from), tk)
+            };
+            if span > 0.0 {
+                let sample = (self.delivered - d0) / span;
+                self.ere.update(
+                    sample,
+                    now,
+                    p.tau,
+                    p.virtual_sample_m,
+                    p.seed_with_first_sample,
+                );
+            }
         }
     }
 

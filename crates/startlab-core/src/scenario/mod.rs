@@ -291,7 +291,10 @@ fn resolve_topology(t: &Topology, tcp: &TcpSpec) -> Result<Topology, ScenarioErr
         queue: Some(droptail(QueueLimit::Bdp(1.0))),
         ..LinkSpec::default()
     };
-    let bottleneck = fill_directions(merge_link(&t.bottleneck, &bottleneck_defaults));
+    // Per-pair and per-hop entries are merged onto these as written, before each direction is
+    // filled in: a pair that sets only `delay` gets that delay in both directions.
+    let bottleneck_spec = merge_link(&t.bottleneck, &bottleneck_defaults);
+    let bottleneck = fill_directions(bottleneck_spec.clone());
     if bottleneck.rate.is_none() {
         return Err(err(
             "topology.bottleneck.rate",
@@ -305,7 +308,8 @@ fn resolve_topology(t: &Topology, tcp: &TcpSpec) -> Result<Topology, ScenarioErr
         ));
     }
     check_link(&bottleneck, "topology.bottleneck")?;
-    let access = fill_directions(access);
+    let access_spec = access;
+    let access = fill_directions(access_spec.clone());
     match t.kind {
         TopologyKind::Dumbbell | TopologyKind::Parallel => {
             let kind = if t.kind == TopologyKind::Dumbbell {
@@ -334,9 +338,14 @@ fn resolve_topology(t: &Topology, tcp: &TcpSpec) -> Result<Topology, ScenarioErr
             let mut list = Vec::new();
             for i in 0..pairs as usize {
                 let p = given.get(i).cloned().unwrap_or_default();
-                let s = fill_directions(merge_link(&p.sender_access.unwrap_or_default(), &access));
-                let rcv =
-                    fill_directions(merge_link(&p.receiver_access.unwrap_or_default(), &access));
+                let s = fill_directions(merge_link(
+                    &p.sender_access.unwrap_or_default(),
+                    &access_spec,
+                ));
+                let rcv = fill_directions(merge_link(
+                    &p.receiver_access.unwrap_or_default(),
+                    &access_spec,
+                ));
                 check_link(&s, &format!("topology.pair[{i}].sender_access"))?;
                 check_link(&rcv, &format!("topology.pair[{i}].receiver_access"))?;
                 list.push(PairSpec {
@@ -374,7 +383,7 @@ fn resolve_topology(t: &Topology, tcp: &TcpSpec) -> Result<Topology, ScenarioErr
             for i in 0..hops as usize {
                 let h = fill_directions(merge_link(
                     &given.get(i).cloned().unwrap_or_default(),
-                    &bottleneck,
+                    &bottleneck_spec,
                 ));
                 check_link(&h, &format!("topology.hop[{i}]"))?;
                 list.push(h);
