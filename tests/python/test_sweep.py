@@ -457,6 +457,28 @@ def test_metrics_agree_with_the_result():
     assert got["late_goodput"] == pytest.approx((at[3.0] - at[1.0]) * 8 / 2.0)
 
 
+def test_label_selects_the_copies_of_a_count_entry():
+    document = lossy(duration="2s", rate="20Mbps")
+    document["flows"] = [
+        {"cc": "newreno", "label": "bulk", "count": 3, "stagger": "0.2s"},
+        {"cc": "newreno", "label": "bulky"},
+    ]
+    result = startlab.run(document)
+    assert result.flows["label"].to_list() == ["bulk#0", "bulk#1", "bulk#2", "bulky"]
+    metrics = [
+        parse_metric("n", "retransmissions(sum, label=bulk)"),
+        parse_metric("g", "goodput(sum, label=bulk)"),
+        parse_metric("j", "jain(label=bulk)"),
+    ]
+    values, errors = compute_metrics(result, metrics)
+    assert errors == []
+    copies = result.flows.head(3)
+    assert values[metrics[0].id] == copies["retransmissions"].sum()
+    assert values[metrics[1].id] == pytest.approx(copies["goodput_bps"].sum())
+    g = copies["goodput_bps"].to_numpy()
+    assert values[metrics[2].id] == pytest.approx(g.sum() ** 2 / (3 * (g**2).sum()))
+
+
 def test_t_quantiles():
     assert t_quantile(1) == pytest.approx(12.706, abs=1e-3)
     assert t_quantile(9) == pytest.approx(2.262, abs=1e-3)

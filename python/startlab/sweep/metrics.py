@@ -674,7 +674,9 @@ class _Context:
     def tcp_flows(self, label: str | None) -> pl.DataFrame:
         flows = self.result.flows.filter(pl.col("kind") == "tcp")
         if label is not None:
-            flows = flows.filter(pl.col("label") == label)
+            # The copies of a `count = N` entry are labelled "label#0", "label#1", ...
+            copies = pl.col("label").str.starts_with(f"{label}#")
+            flows = flows.filter((pl.col("label") == label) | copies)
         return flows
 
     def flow_row(self, flow: int) -> dict[str, Any]:
