@@ -71,6 +71,25 @@ def test_checks_by_hand() -> None:
     assert not evaluate("between", two, {"y": "u", "max": 0.5}, ["alg"])[0]
 
 
+def test_paper_numbers_are_located_by_their_axis_values() -> None:
+    from startlab.reproduce.experiment import PaperRow
+    from startlab.reproduce.runner import ExperimentResult, _compare
+
+    exp = find_experiments(ROOT, ["ha2009/blast-fig7-4-seeds"])[0]
+    # `loss = 0.005` under the axis's name locates the row; the values are compared there.
+    exp.paper_rows = [
+        PaperRow({}, {"loss": 0.005, "utilization": 0.94}),
+        PaperRow({}, {"utilization": 0.5}),  # ambiguous: two rows match, so no number of ours
+    ]
+    data = pl.DataFrame({"loss": [0.0, 0.005], "utilization": [0.99, 0.72]})
+    result = ExperimentResult(exp, False, ["loss"], data, pl.DataFrame(), [])
+    rows = _compare(result).to_dicts()
+    assert [(r["where"], r["paper"], r["ours"]) for r in rows] == [
+        ("loss=0.005", 0.94, 0.72),
+        ("", 0.5, None),
+    ]
+
+
 def test_unknown_selection_is_refused() -> None:
     with pytest.raises(ExperimentError, match="unknown experiment"):
         find_experiments(ROOT, ["nosuchpaper"])

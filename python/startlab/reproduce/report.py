@@ -78,8 +78,9 @@ def _sweep_figure(r: ExperimentResult, path: Path) -> Path | None:
     f = r.experiment.figure
     x = f.get("x")
     # `y` is one column, or several drawn as one line each (``y = ["ncl_blast", "ncl_queue"]``).
-    columns = f.get("y") if isinstance(f.get("y"), list) else [f.get("y")]
-    columns = [c for c in columns if c and c in r.data.columns]
+    wanted = f.get("y")
+    listed: list[Any] = wanted if isinstance(wanted, list) else [wanted]
+    columns: list[str] = [str(c) for c in listed if c and c in r.data.columns]
     if not x or not columns:
         return None
     xcol = r.x_column if r.x_column and r.x_column in r.data.columns else x

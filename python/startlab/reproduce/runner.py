@@ -189,15 +189,24 @@ def _matches(data: pl.DataFrame, where: Mapping[str, Any]) -> pl.DataFrame:
 def _compare(result: ExperimentResult) -> pl.DataFrame:
     rows = []
     for row in result.experiment.paper_rows:
-        ours = _matches(result.data, row.where)
-        for metric, paper in row.values.items():
+        # A number written under an axis's name locates the row (`loss = 0.005`), as
+        # `where = { loss = 0.005 }` does; the rest are the paper's values.
+        where = dict(row.where)
+        values = dict(row.values)
+        for key in [k for k in values if k in result.keys]:
+            where[key] = values.pop(key)
+        ours = _matches(result.data, where)
+        # Our number only where the row is located without ambiguity.
+        if len(ours) != 1:
+            ours = ours.head(0)
+        for metric, paper in values.items():
             value = ours[metric][0] if len(ours) and metric in ours.columns else None
             ci_col = f"{metric}_ci95"
             ci = ours[ci_col][0] if len(ours) and ci_col in ours.columns else None
             diff = value - paper if value is not None else None
             rows.append(
                 {
-                    "where": ", ".join(f"{k}={v}" for k, v in row.where.items()),
+                    "where": ", ".join(f"{k}={v}" for k, v in where.items()),
                     "metric": metric,
                     "paper": paper,
                     "ours": value,
