@@ -134,10 +134,12 @@ impl SlowStart for Astart {
         }
     }
 
-    fn cwnd_event(&mut self, _tcb: &mut Tcb, event: CwndEvent, _now: Time) {
-        // Every timeout, also one while already in Loss (no state change then).
-        if event == CwndEvent::Loss {
-            self.active = true;
+    fn cwnd_event(&mut self, tcb: &mut Tcb, event: CwndEvent, now: Time) {
+        match event {
+            // Every timeout, also one while already in Loss (no state change then).
+            CwndEvent::Loss => self.active = true,
+            CwndEvent::DupAck => self.ere.on_dupack(tcb, now),
+            CwndEvent::TxStart => {}
         }
     }
 }

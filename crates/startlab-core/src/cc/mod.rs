@@ -115,6 +115,9 @@ pub enum CwndEvent {
     TxStart,
     /// The retransmission timer expired.
     Loss,
+    /// A duplicate ACK that delivered nothing the sender can see (no new SACK block): the
+    /// receiver got one more segment out of order (Westwood's ACK counting).
+    DupAck,
 }
 
 /// The transmission control block: the part of the sender's state a controller reads and writes.

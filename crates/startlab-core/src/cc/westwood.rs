@@ -46,7 +46,7 @@
 //!   recovery, so ERE × RTT_min is applied only then.
 
 use super::reno::{Reno, RenoConfig};
-use super::{Ack, AckSample, CaState, CongestionControl, Tcb};
+use super::{Ack, AckSample, CaState, CongestionControl, CwndEvent, Tcb};
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -130,6 +130,8 @@ pub struct Ere {
     /// before the oldest entry).
     pruned: bool,
     delivered: f64,
+    /// Segments credited to duplicate ACKs and not yet covered by a cumulative ACK.
+    accounted: f64,
     re: Option<f64>,
     ere: TustinFilter,
     last_interval: Option<f64>,
@@ -145,6 +147,7 @@ impl Ere {
             history: VecDeque::new(),
             pruned: false,
             delivered: 0.0,
+            accounted: 0.0,
             re: None,
             ere: TustinFilter::default(),
             last_interval: None,
@@ -161,9 +164,33 @@ impl Ere {
         }
     }
 
-    /// Every ACK that delivers data (`pkts_acked`): `acked` segments arrived at `now`.
+    /// A duplicate ACK that delivered nothing visible (`CwndEvent::DupAck`): Westwood counts it
+    /// as one segment received (Mascolo et al., TCP Westwood; Linux `westwood_acked_count`).
+    pub fn on_dupack(&mut self, tcb: &Tcb, now: Time) {
+        self.accounted += 1.0;
+        self.record(tcb, 1.0, now);
+    }
+
+    /// Every ACK that delivers data (`pkts_acked`): `acked` segments arrived at `now`. A
+    /// cumulative ACK of several segments after duplicate ACKs counts only what they did not
+    /// (at least one segment), so the segments received out of order during a recovery are
+    /// counted when they arrived, not all at once when the hole is filled.
     pub fn on_ack(&mut self, tcb: &Tcb, acked: u32, now: Time) {
-        self.delivered += acked as f64;
+        let mut acked = acked as f64;
+        if acked > 1.0 && self.accounted > 0.0 {
+            if self.accounted >= acked {
+                self.accounted -= acked;
+                acked = 1.0;
+            } else {
+                acked -= self.accounted;
+                self.accounted = 0.0;
+            }
+        }
+        self.record(tcb, acked, now);
+    }
+
+    fn record(&mut self, tcb: &Tcb, acked: f64, now: Time) {
+        self.delivered += acked;
         match self.history.back_mut() {
             Some(last) if last.0 == now => last.1 = self.delivered,
             _ => self.history.push_back((now, self.delivered)),
@@ -399,6 +426,12 @@ impl CongestionControl for Westwood {
     fn pkts_acked(&mut self, tcb: &mut Tcb, sample: &AckSample, now: Time) {
         self.ere.on_ack(tcb, sample.acked, now);
     }
+
+    fn cwnd_event(&mut self, tcb: &mut Tcb, event: CwndEvent, now: Time) {
+        if event == CwndEvent::DupAck {
+            self.ere.on_dupack(tcb, now);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -468,6 +501,40 @@ mod tests {
         assert!(e.last_interval().unwrap() < 0.001);
         // ERE × RTT_min = 100 segments.
         assert!((e.window(&tcb).unwrap() - 100.0).abs() < 0.1);
+    }
+
+    /// A recovery without SACK: one segment per ms, then 20 duplicate ACKs (one per ms, each a
+    /// segment received out of order), a partial ACK of one segment at 4021 ms and, 1 ms later,
+    /// the ACK that acknowledges the 20 segments held at the receiver. Westwood's counting
+    /// credits each duplicate ACK with one segment and the cumulative ACK with the one segment
+    /// they did not cover, so every sample is 1000 segments/s and ERE stays there. (Counting the
+    /// 20 segments at once would make the last sample 20 / 1 ms = 20000 segments/s.)
+    #[test]
+    fn duplicate_acks_count_as_delivered_segments() {
+        let mut tcb = Tcb::new(1000, 1040, 100.0, f64::INFINITY);
+        let rtt = Duration::from_millis(100);
+        tcb.srtt = Some(rtt);
+        tcb.min_rtt = Some(rtt);
+        tcb.latest_rtt = Some(rtt);
+        let ms = |m: u64| Time::from_nanos(m * 1_000_000);
+        let mut e = Ere::new(EreParams {
+            seed_with_first_sample: true,
+            ..params()
+        });
+        for m in 1..=4000 {
+            e.on_ack(&tcb, 1, ms(m));
+        }
+        for m in 4001..=4020 {
+            e.on_dupack(&tcb, ms(m));
+        }
+        e.on_ack(&tcb, 1, ms(4021));
+        e.on_ack(&tcb, 20, ms(4022));
+        assert_eq!(e.delivered, 4022.0);
+        let r = e.rate().unwrap();
+        assert!((r - 1000.0).abs() < 1.0, "{r}");
+        // A delayed ACK of two segments with no duplicate ACKs before it counts both.
+        e.on_ack(&tcb, 2, ms(4024));
+        assert_eq!(e.delivered, 4024.0);
     }
 
     /// Under congestion (RE well below cwnd / RTT_min) T_k grows toward the RTT: cwnd 200 over

@@ -410,6 +410,9 @@ impl TcpSender {
         if acked > 0 {
             self.on_new_data_acked(now, acked, delivered, ack, cong_controlled, out);
         } else if self.packets_out() > 0 {
+            if delivered == 0 {
+                self.cc.cwnd_event(&mut self.tcb, CwndEvent::DupAck, now);
+            }
             self.on_dupack(now, out);
         }
         if self.cfg.recovery == Recovery::Sack {
