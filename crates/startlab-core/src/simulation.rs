@@ -109,7 +109,8 @@ struct TcpFlow {
 #[derive(Debug)]
 enum Slot {
     Tcp(Box<TcpFlow>),
-    Udp(UdpSource),
+    /// A UDP source and its label.
+    Udp(UdpSource, String),
 }
 
 struct Generator {
@@ -250,12 +251,17 @@ impl Simulation {
         Ok(id)
     }
 
-    /// Adds a UDP source; `build` gets the flow id and the source's random stream.
-    pub fn add_udp_source(&mut self, build: impl FnOnce(FlowId, Rng) -> UdpSource) -> FlowId {
+    /// Adds a UDP source labelled `label`; `build` gets the flow id and the source's random
+    /// stream.
+    pub fn add_udp_source(
+        &mut self,
+        label: impl Into<String>,
+        build: impl FnOnce(FlowId, Rng) -> UdpSource,
+    ) -> FlowId {
         let id = self.flows.len() as FlowId;
         let source = build(id, Rng::stream(self.seed, streams::SOURCE + id as u64));
         self.events.push(source.start, Event::UdpTick(id));
-        self.flows.push(Slot::Udp(source));
+        self.flows.push(Slot::Udp(source, label.into()));
         self.flow_drops.push(0);
         id
     }
@@ -354,7 +360,7 @@ impl Simulation {
             }
             Event::UdpTick(f) => {
                 let now = self.now;
-                if let Slot::Udp(u) = &mut self.flows[f as usize] {
+                if let Slot::Udp(u, _) = &mut self.flows[f as usize] {
                     let mut out = std::mem::take(&mut self.scratch);
                     let next = u.on_tick(now, &mut out);
                     if let Some(next) = next {
@@ -433,7 +439,7 @@ impl Simulation {
         let f = pkt.flow;
         self.packets_delivered += 1;
         match &mut self.flows[f as usize] {
-            Slot::Udp(u) => u.on_delivery(&pkt),
+            Slot::Udp(u, _) => u.on_delivery(&pkt),
             Slot::Tcp(t) => {
                 let mut out = Outbox {
                     packets: std::mem::take(&mut self.scratch),
@@ -695,9 +701,9 @@ impl Simulation {
                         .map_or(-1, |c| (c - s.start_time).as_nanos() as i64),
                 }
             }
-            Slot::Udp(u) => FlowSummary {
+            Slot::Udp(u, label) => FlowSummary {
                 flow: i as u32,
-                label: String::new(),
+                label: label.clone(),
                 kind: match u.pattern {
                     crate::traffic::UdpPattern::Cbr => "cbr".into(),
                     crate::traffic::UdpPattern::OnOff { .. } => "on-off".into(),
@@ -730,7 +736,7 @@ impl Simulation {
     pub fn phase(&self, f: FlowId) -> Option<Phase> {
         match &self.flows[f as usize] {
             Slot::Tcp(t) => Some(t.sender.phase()),
-            Slot::Udp(_) => None,
+            Slot::Udp(..) => None,
         }
     }
 }

@@ -52,7 +52,7 @@ fn two_links(end: Time) -> Report {
         },
     );
     // 1000 bytes at 8 Mbps every 1 ms, stopped before the second.
-    sim.add_udp_source(|id, rng: Rng| {
+    sim.add_udp_source("cbr", |id, rng: Rng| {
         UdpSource::new(
             id,
             a,
@@ -629,4 +629,32 @@ stop = "1s"
         e.contains("flows[0].stop") && e.contains("is not after the start"),
         "{e}"
     );
+}
+
+/// Flows are labelled whatever their kind: the entry's label, else its kind (TCP: the algorithm),
+/// with `#k` on each copy of a `count` entry.
+#[test]
+fn udp_flows_are_labelled_like_tcp_flows() {
+    let report = run_toml(
+        r#"
+duration = "0.2s"
+[topology]
+kind = "dumbbell"
+bottleneck = { rate = "10Mbps", delay = "5ms" }
+[[flows]]
+cc = "newreno"
+[[flows]]
+kind = "cbr"
+label = "video"
+rate = "1Mbps"
+count = 2
+[[flows]]
+kind = "on-off"
+rate = "1Mbps"
+on_time = "10ms"
+off_time = "10ms"
+"#,
+    );
+    let labels: Vec<&str> = report.flows.iter().map(|f| f.label.as_str()).collect();
+    assert_eq!(labels, ["newreno", "video#0", "video#1", "on-off"]);
 }

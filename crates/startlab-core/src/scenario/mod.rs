@@ -1200,12 +1200,20 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
                 };
                 let stop = Time::ZERO + f.stop.unwrap().0;
                 let stagger = f.stagger.unwrap().0;
-                for k in 0..f.count.unwrap() {
+                // Labelled like TCP flows: the entry's label or its kind, `#k` on each copy.
+                let base_label = f.label.clone().unwrap_or_else(|| f.kind.name().to_string());
+                let count = f.count.unwrap();
+                for k in 0..count {
+                    let label = if count > 1 {
+                        format!("{base_label}#{k}")
+                    } else {
+                        base_label.clone()
+                    };
                     let pattern = pattern.clone();
                     let rate = f.rate.unwrap().0;
                     let bytes = f.packet_size.unwrap().0 as u32;
                     let t0 = Time::ZERO + start + stagger * k as u64;
-                    sim.add_udp_source(|id, rng| {
+                    sim.add_udp_source(label, |id, rng| {
                         UdpSource::new(id, src, dst, rate, bytes, t0, stop, pattern, rng)
                     });
                 }
