@@ -182,8 +182,8 @@ impl Hstcp {
         // RFC 3649 joins the two response functions at low_window without saying what
         // happens just above it: with Low_P = 0.078 / 38^1.2 the formula gives 0.95 there, less
         // than standard TCP's 1, until w ≈ 40.75. The HighSpeed response function is meant to
-        // be at least as aggressive as standard TCP (the response function), and Appendix B's first row is a = 1
-        // at 38, so a(w) is kept at 1 or more.
+        // be at least as aggressive as standard TCP, and Appendix B's first row is a = 1 at 38,
+        // so a(w) is kept at 1 or more.
         a.max(1.0)
     }
 }
