@@ -96,17 +96,16 @@ def _sweep_figure(r: ExperimentResult, path: Path) -> Path | None:
         r = _with_positions(r, xcol, position)
         xcol, xscale = "__x", 1.0
     groups = r.data.partition_by(series, maintain_order=True) if series else [r.data]
-    lines = [(g, y) for g in groups for y in columns]
-    for g, y in lines:
+    for g, y in [(g, y) for g in groups for y in columns]:
         g = g.sort(xcol)
-        label = str(g[series][0]) if series else (y if len(columns) > 1 else "startlab")
-        if series and len(columns) > 1:
-            label = f"{label} {y}"
+        # A line is named by its series value and, when several columns are drawn, the column.
+        parts = ([str(g[series][0])] if series else []) + ([y] if len(columns) > 1 else [])
+        label = " ".join(parts) or "startlab"
         xs = [v * xscale for v in g[xcol].to_list()]
         ys = [v * scale if v is not None else None for v in g[y].to_list()]
         ci_col = f"{y}_ci95"
         errs = [(e or 0.0) * scale for e in g[ci_col].to_list()] if ci_col in g.columns else None
-        name = f"startlab: {label}" if series or len(columns) > 1 else "startlab"
+        name = f"startlab: {label}" if parts else "startlab"
         line = ax.errorbar(xs, ys, yerr=errs, marker="o", ms=4, capsize=3, label=name)
         color = line[0].get_color()
         paper = [row for row in r.experiment.paper_rows if y in row.values]

@@ -536,6 +536,15 @@ fn first_path_rtt(t: &Topology) -> Duration {
     }
 }
 
+/// The label of copy `k` of an entry with `count` copies: `label#k`, or the label alone.
+fn copy_label(label: &str, k: u32, count: u32) -> String {
+    if count > 1 {
+        format!("{label}#{k}")
+    } else {
+        label.to_string()
+    }
+}
+
 fn resolve_flow(
     f: &FlowSpec,
     i: usize,
@@ -1160,11 +1169,7 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
                     let count = f.count.unwrap();
                     let stagger = f.stagger.unwrap().0;
                     for k in 0..count {
-                        let label = if count > 1 {
-                            format!("{base_label}#{k}")
-                        } else {
-                            base_label.clone()
-                        };
+                        let label = copy_label(&base_label, k, count);
                         let mut spec = template(label, size, start + stagger * k as u64);
                         spec.stop = f.stop.map(|d| Time::ZERO + d.0);
                         sim.add_tcp_flow(spec).map_err(at)?;
@@ -1204,11 +1209,7 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
                 let base_label = f.label.clone().unwrap_or_else(|| f.kind.name().to_string());
                 let count = f.count.unwrap();
                 for k in 0..count {
-                    let label = if count > 1 {
-                        format!("{base_label}#{k}")
-                    } else {
-                        base_label.clone()
-                    };
+                    let label = copy_label(&base_label, k, count);
                     let pattern = pattern.clone();
                     let rate = f.rate.unwrap().0;
                     let bytes = f.packet_size.unwrap().0 as u32;
