@@ -60,21 +60,27 @@ fn run_one(name: &str) {
 fn run_text(text: &str) {
     let s = scenario::from_toml(text).expect("valid scenario");
     let resolved = scenario::resolve(&s).expect("valid scenario");
-    let sim = scenario::build(&resolved).expect("builds");
+    let sim = scenario::build(resolved);
     let t0 = Instant::now();
     let cpu0 = cpu_time_s();
     let report = sim.run();
     let wall = t0.elapsed().as_secs_f64();
     let cpu = cpu_time_s() - cpu0;
-    let delivered: u64 = report.flows.iter().map(|f| f.delivered_bytes).sum();
-    let bottleneck = report.links.iter().find(|l| l.alias == "bottleneck").expect("bottleneck");
+    let flows = &report.flows;
+    let delivered: u64 = flows.delivered_bytes.iter().sum();
+    let bottleneck = report
+        .links
+        .rows()
+        .into_iter()
+        .find(|l| l.alias.as_deref() == Some("bottleneck"))
+        .expect("bottleneck");
     // Slow-start exit of flow 0 (-1: it never left slow start), and loss recovery of all flows.
-    let first = &report.flows[0];
-    let ss_exit_s = if first.ss_exit_ns < 0 { -1.0 } else { first.ss_exit_ns as f64 * 1e-9 };
-    let ss_exit_cwnd = if first.ss_exit_cwnd.is_finite() { first.ss_exit_cwnd } else { -1.0 };
-    let timeouts: u64 = report.flows.iter().map(|f| f.timeouts).sum();
-    let recoveries: u64 = report.flows.iter().map(|f| f.fast_recoveries).sum();
-    let retransmissions: u64 = report.flows.iter().map(|f| f.retransmissions).sum();
+    let first = flows.row(0);
+    let ss_exit_s = first.ss_exit_ns.map_or(-1.0, |t| t as f64 * 1e-9);
+    let ss_exit_cwnd = first.ss_exit_cwnd.unwrap_or(-1.0);
+    let timeouts: u64 = flows.timeouts.iter().sum();
+    let recoveries: u64 = flows.fast_recoveries.iter().sum();
+    let retransmissions: u64 = flows.retransmissions.iter().sum();
     println!(
         "{{\"wall_s\":{wall},\"events\":{},\"packets\":{},\"peak_kib\":{},\"utilization\":{},\"delivered_bytes\":{delivered},\"drops\":{},\
          \"ss_exit_s\":{ss_exit_s},\"ss_exit_cwnd\":{ss_exit_cwnd},\"ss_exit_reason\":\"{}\",\"queue_limit\":{},\
@@ -84,8 +90,8 @@ fn run_text(text: &str) {
         peak_rss_kib(),
         bottleneck.utilization,
         bottleneck.drops,
-        first.ss_exit_reason,
-        bottleneck.limit_packets
+        first.ss_exit_reason.as_deref().unwrap_or(""),
+        bottleneck.limit_packets.unwrap_or(-1)
     );
 }
 

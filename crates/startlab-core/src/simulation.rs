@@ -12,13 +12,14 @@
 //! only when that deadline is earlier than the one already pending, so restarting the
 //! retransmission timer on every ACK costs nothing.
 
-use crate::cc::registry::{self, BuildError, Params};
+use crate::cc::registry::ControllerFactory;
 use crate::cc::Phase;
-use crate::measure::{
-    jain_index, FlowSeries, FlowSummary, LinkSummary, QueueSeries, Report, RunStats, WindowResult,
-};
+use crate::measure::recorder::{self, TcpFlowFacts};
+pub use crate::measure::recorder::MeasureSpec;
+use crate::measure::{jain_index, Flows, Recorder, Report, RunStats};
 use crate::net::{Admission, FlowId, LinkId, Network, NodeId, Packet, PacketKind, NO_ROUTE};
 use crate::rng::{streams, Rng};
+use crate::scenario::{ResolvedScenario, Traffic};
 use crate::sim::EventQueue;
 use crate::tcp::{FlowSize, Outbox, TcpConfig, TcpReceiver, TcpSender};
 use crate::time::{Duration, Time};
@@ -36,10 +37,8 @@ pub struct TcpFlowSpec {
     /// When the application closes the connection (`None`: it runs until it completes or the
     /// run ends): the sender sends nothing more, and what arrives later is not counted.
     pub stop: Option<Time>,
-    pub cc: String,
-    pub cc_params: Params,
-    pub startup: String,
-    pub startup_params: Params,
+    /// Builds the connection's controller.
+    pub controller: ControllerFactory,
 }
 
 /// Poisson arrivals of finite TCP connections built from `template`.
@@ -50,32 +49,6 @@ pub struct ArrivalSpec {
     pub start: Time,
     pub stop: Time,
     pub sizes: SizeDistribution,
-}
-
-/// What to record.
-#[derive(Clone, Debug)]
-pub struct MeasureSpec {
-    /// Sampling interval; `None` records on every event (flow rows on every ACK, queue rows on
-    /// every packet offered to a sampled link).
-    pub interval: Option<Duration>,
-    pub flow_series: bool,
-    pub queue_series: bool,
-    /// Links whose queues are sampled.
-    pub links: Vec<LinkId>,
-    /// Exact utilization windows: (link, from, to).
-    pub windows: Vec<(LinkId, Time, Time)>,
-}
-
-impl Default for MeasureSpec {
-    fn default() -> Self {
-        MeasureSpec {
-            interval: Some(Duration::from_millis(10)),
-            flow_series: true,
-            queue_series: true,
-            links: Vec::new(),
-            windows: Vec::new(),
-        }
-    }
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -97,8 +70,7 @@ struct TcpFlow {
     sender: TcpSender,
     receiver: TcpReceiver,
     label: String,
-    cc: String,
-    startup: String,
+    controller: ControllerFactory,
     /// Time of the pending sender / receiver timer event, if any.
     sender_event: Option<Time>,
     receiver_event: Option<Time>,
@@ -118,14 +90,6 @@ struct Generator {
     rng: Rng,
 }
 
-struct Window {
-    link: LinkId,
-    from: Time,
-    to: Time,
-    busy_at_from: Duration,
-    utilization: Option<f64>,
-}
-
 /// One run of a scenario.
 pub struct Simulation {
     now: Time,
@@ -137,12 +101,7 @@ pub struct Simulation {
     /// Packets of each flow dropped or lost.
     flow_drops: Vec<u64>,
     generators: Vec<Generator>,
-    measure: MeasureSpec,
-    /// `sampled[link]`: whether the link's queue is sampled.
-    sampled: Vec<bool>,
-    windows: Vec<Window>,
-    flow_series: FlowSeries,
-    queue_series: QueueSeries,
+    recorder: Recorder,
     events_processed: u64,
     packets_created: u64,
     packets_delivered: u64,
@@ -151,27 +110,93 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    /// A simulation of `net` from t = 0 to `end`; every random choice derives from `seed`.
-    pub fn new(net: Network, end: Time, seed: u64, measure: MeasureSpec) -> Self {
-        let mut sampled = vec![false; net.links.len()];
-        for &l in &measure.links {
-            sampled[l as usize] = true;
+    /// The simulation of a resolved scenario: its network, its flows, its measurements.
+    pub fn from_resolved(s: ResolvedScenario) -> Self {
+        let end = s.end();
+        let mut sim = Simulation::new(s.network, end, s.seed, s.measure);
+        for plan in s.flows {
+            let (src, dst) = (plan.src, plan.dst);
+            match plan.traffic {
+                Traffic::Tcp {
+                    connections,
+                    tcp,
+                    controller,
+                } => {
+                    for c in connections {
+                        sim.add_tcp_flow(TcpFlowSpec {
+                            label: c.label,
+                            src,
+                            dst,
+                            cfg: tcp.clone(),
+                            size: c.size,
+                            start: c.start,
+                            stop: c.stop,
+                            controller: controller.clone(),
+                        });
+                    }
+                }
+                Traffic::Arrivals {
+                    label,
+                    tcp,
+                    controller,
+                    mean_interarrival,
+                    start,
+                    stop,
+                    sizes,
+                } => sim.add_arrivals(ArrivalSpec {
+                    template: TcpFlowSpec {
+                        label,
+                        src,
+                        dst,
+                        cfg: tcp,
+                        size: FlowSize::UNLIMITED,
+                        start,
+                        stop: None,
+                        controller,
+                    },
+                    mean_interarrival,
+                    start,
+                    stop,
+                    sizes,
+                }),
+                Traffic::Udp {
+                    sources,
+                    rate,
+                    packet_bytes,
+                    pattern,
+                } => {
+                    for u in sources {
+                        let pattern = pattern.clone();
+                        sim.add_udp_source(u.label, |id, rng| {
+                            UdpSource::new(
+                                id,
+                                src,
+                                dst,
+                                rate,
+                                packet_bytes,
+                                u.start,
+                                u.stop,
+                                pattern,
+                                rng,
+                            )
+                        });
+                    }
+                }
+            }
         }
+        sim
+    }
+
+    /// A simulation of `net` from t = 0 to `end`, with no traffic yet; every random choice
+    /// derives from `seed`.
+    pub fn new(net: Network, end: Time, seed: u64, measure: MeasureSpec) -> Self {
+        let recorder = Recorder::new(measure, net.links.len(), end);
         let mut events = EventQueue::new();
-        if measure.interval.is_some() && (measure.flow_series || measure.queue_series) {
+        if recorder.interval().is_some() {
             events.push(Time::ZERO, Event::Sample);
         }
-        let mut windows = Vec::new();
-        for (i, &(link, from, to)) in measure.windows.iter().enumerate() {
-            events.push(from, Event::WindowMark(i as u32));
-            events.push(to.min(end), Event::WindowMark(i as u32));
-            windows.push(Window {
-                link,
-                from,
-                to: to.min(end),
-                busy_at_from: Duration::ZERO,
-                utilization: None,
-            });
+        for (t, i) in recorder.window_marks() {
+            events.push(t, Event::WindowMark(i));
         }
         Simulation {
             now: Time::ZERO,
@@ -182,11 +207,7 @@ impl Simulation {
             flows: Vec::new(),
             flow_drops: Vec::new(),
             generators: Vec::new(),
-            measure,
-            sampled,
-            windows,
-            flow_series: FlowSeries::default(),
-            queue_series: QueueSeries::default(),
+            recorder,
             events_processed: 0,
             packets_created: 0,
             packets_delivered: 0,
@@ -209,23 +230,18 @@ impl Simulation {
     }
 
     /// Adds a TCP connection that opens at `spec.start`.
-    pub fn add_tcp_flow(&mut self, spec: TcpFlowSpec) -> Result<FlowId, BuildError> {
+    pub fn add_tcp_flow(&mut self, spec: TcpFlowSpec) -> FlowId {
         let (start, stop) = (spec.start, spec.stop);
-        let id = self.insert_tcp(spec)?;
+        let id = self.insert_tcp(spec);
         self.events.push(start, Event::FlowStart(id));
         if let Some(stop) = stop {
             self.events.push(stop, Event::FlowStop(id));
         }
-        Ok(id)
+        id
     }
 
-    fn insert_tcp(&mut self, spec: TcpFlowSpec) -> Result<FlowId, BuildError> {
-        let cc = registry::build(
-            &spec.cc,
-            &spec.cc_params,
-            &spec.startup,
-            &spec.startup_params,
-        )?;
+    fn insert_tcp(&mut self, spec: TcpFlowSpec) -> FlowId {
+        let cc = spec.controller.build();
         let id = self.flows.len() as FlowId;
         let sender = TcpSender::new(
             id,
@@ -241,14 +257,13 @@ impl Simulation {
             sender,
             receiver,
             label: spec.label,
-            cc: spec.cc,
-            startup: spec.startup,
+            controller: spec.controller,
             sender_event: None,
             receiver_event: None,
             delivered_at_stop: None,
         })));
         self.flow_drops.push(0);
-        Ok(id)
+        id
     }
 
     /// Adds a UDP source labelled `label`; `build` gets the flow id and the source's random
@@ -266,10 +281,8 @@ impl Simulation {
         id
     }
 
-    /// Adds an arrival process of finite TCP connections; checks the template's algorithm now.
-    pub fn add_arrivals(&mut self, spec: ArrivalSpec) -> Result<(), BuildError> {
-        let t = &spec.template;
-        registry::build(&t.cc, &t.cc_params, &t.startup, &t.startup_params)?;
+    /// Adds an arrival process of finite TCP connections.
+    pub fn add_arrivals(&mut self, spec: ArrivalSpec) {
         let index = self.generators.len() as u32;
         // Generators draw from streams after the per-flow ones, counted from the top.
         let rng = Rng::stream(self.seed, streams::SOURCE + (u32::MAX - index) as u64);
@@ -280,7 +293,6 @@ impl Simulation {
             self.events.push(first, Event::Spawn(index));
         }
         self.generators.push(g);
-        Ok(())
     }
 
     /// Runs to the end time and returns the measurements.
@@ -295,16 +307,8 @@ impl Simulation {
             self.dispatch(event);
         }
         self.now = self.end;
-        if self.measure.interval.is_some() {
-            let last = self
-                .flow_series
-                .time_ns
-                .last()
-                .or(self.queue_series.time_ns.last())
-                .copied();
-            if last != Some(self.end.as_nanos() as i64) {
-                self.sample();
-            }
+        if self.recorder.interval().is_some() && self.recorder.last_sample() != Some(self.end) {
+            self.sample();
         }
         self.report()
     }
@@ -372,23 +376,14 @@ impl Simulation {
             Event::Spawn(g) => self.spawn(g),
             Event::Sample => {
                 self.sample();
-                if let Some(dt) = self.measure.interval {
+                if let Some(dt) = self.recorder.interval() {
                     let next = self.now + dt;
                     if next <= self.end {
                         self.events.push(next, Event::Sample);
                     }
                 }
             }
-            Event::WindowMark(i) => {
-                let now = self.now;
-                let w = &mut self.windows[i as usize];
-                let link = &self.net.links[w.link as usize];
-                if now == w.from && w.utilization.is_none() && now != w.to {
-                    w.busy_at_from = link.busy_time(now);
-                } else if now == w.to {
-                    w.utilization = Some(link.utilization(w.busy_at_from, w.from, w.to));
-                }
-            }
+            Event::WindowMark(i) => self.recorder.on_window_mark(i, self.now, &self.net),
         }
     }
 
@@ -420,9 +415,7 @@ impl Simulation {
                     .exponential(gen.spec.mean_interarrival.as_secs_f64()),
             );
         let stop = gen.spec.stop;
-        let id = self
-            .insert_tcp(spec)
-            .expect("algorithm checked when the generator was added");
+        let id = self.insert_tcp(spec);
         self.start_tcp(id);
         if next < stop {
             self.events.push(next, Event::Spawn(g));
@@ -452,8 +445,10 @@ impl Simulation {
                 }
                 self.flush(out);
                 self.sync_timers(f);
-                if to_sender && self.measure.interval.is_none() && self.measure.flow_series {
-                    self.sample_flow(f);
+                if to_sender && self.recorder.samples_every_ack() {
+                    if let Slot::Tcp(t) = &self.flows[f as usize] {
+                        self.recorder.record_flow(now, f, &t.sender, &t.receiver);
+                    }
                 }
             }
         }
@@ -493,11 +488,9 @@ impl Simulation {
                 }
             }
         }
-        if self.measure.interval.is_none()
-            && self.measure.queue_series
-            && self.sampled[link as usize]
-        {
-            self.sample_queue(link);
+        if self.recorder.samples_every_packet(link) {
+            self.recorder
+                .record_queue(self.now, link, &mut self.net.links[link as usize]);
         }
     }
 
@@ -522,213 +515,60 @@ impl Simulation {
     // ----- measurement ---------------------------------------------------------------------
 
     fn sample(&mut self) {
-        if self.measure.flow_series {
-            for f in 0..self.flows.len() {
-                self.sample_flow(f as FlowId);
-            }
-        }
-        if self.measure.queue_series {
-            for l in 0..self.net.links.len() {
-                if self.sampled[l] {
-                    self.sample_queue(l as LinkId);
-                }
-            }
-        }
-    }
-
-    fn sample_flow(&mut self, f: FlowId) {
-        let Slot::Tcp(t) = &self.flows[f as usize] else {
-            return;
-        };
-        let s = &t.sender;
-        if !s.is_started() || s.closed_at().is_some_and(|c| c < self.now) {
-            return;
-        }
-        let fs = &mut self.flow_series;
-        fs.time_ns.push(self.now.as_nanos() as i64);
-        fs.flow.push(f);
-        fs.cwnd.push(s.tcb.cwnd);
-        fs.ssthresh.push(s.tcb.ssthresh);
-        fs.srtt_ns
-            .push(s.srtt().map_or(-1, |d| d.as_nanos() as i64));
-        fs.rtt_ns
-            .push(s.tcb.latest_rtt.map_or(-1, |d| d.as_nanos() as i64));
-        fs.in_flight.push(s.in_flight());
-        fs.delivered_bytes.push(t.receiver.delivered_bytes);
-        fs.phase.push(s.phase() as u8);
-        fs.pacing_rate_bps
-            .push(s.tcb.pacing_rate.map_or(0.0, |r| r.bps_f64()));
-    }
-
-    fn sample_queue(&mut self, l: LinkId) {
-        let now = self.now;
-        let link = &mut self.net.links[l as usize];
-        let occ = link.occupancy(now);
-        let qs = &mut self.queue_series;
-        qs.time_ns.push(now.as_nanos() as i64);
-        qs.link.push(l);
-        qs.queue_packets.push(occ.packets);
-        qs.queue_bytes.push(occ.bytes);
-        qs.drops.push(link.stats.drops);
-        qs.losses.push(link.stats.losses);
-        qs.busy_ns.push(link.busy_time(now).as_nanos() as i64);
+        let tcp = self.flows.iter().enumerate().filter_map(|(f, slot)| match slot {
+            Slot::Tcp(t) => Some((f as FlowId, &t.sender, &t.receiver)),
+            Slot::Udp(..) => None,
+        });
+        self.recorder.sample(self.now, tcp, &mut self.net);
     }
 
     fn report(mut self) -> Report {
         let end = self.end;
-        let mut flows = Vec::with_capacity(self.flows.len());
+        let mut flows = Flows::default();
         for (i, slot) in self.flows.iter().enumerate() {
-            flows.push(self.summarize(i, slot));
-        }
-        let mut links = Vec::with_capacity(self.net.links.len());
-        let mut packets_forwarded = 0;
-        for i in 0..self.net.links.len() {
-            let name = self.net.link_names[i].clone();
-            let alias = self.net.link_aliases[i].clone();
-            let link = &mut self.net.links[i];
-            let stats = link.stats_at(end);
-            packets_forwarded += stats.forwarded_packets;
-            let (limit_packets, limit_bytes) = match link.limit() {
-                crate::net::Limit::Packets(p) => (p as i64, -1),
-                crate::net::Limit::Bytes(b) => (-1, b as i64),
-            };
-            links.push(LinkSummary {
-                link: i as u32,
-                name,
-                alias,
-                src: self.net.nodes[link.from as usize].name.clone(),
-                dst: self.net.nodes[link.to as usize].name.clone(),
-                rate_bps: link.params.rate.bps_f64(),
-                delay_ns: link.params.delay.as_nanos() as i64,
-                queue: link.params.discipline.name().to_string(),
-                limit_packets,
-                limit_bytes,
-                forwarded_packets: stats.forwarded_packets,
-                forwarded_bytes: stats.forwarded_bytes,
-                drops: stats.drops,
-                losses: stats.losses,
-                utilization: link.utilization(Duration::ZERO, Time::ZERO, end),
-                max_queue_packets: stats.max_queue_packets,
+            let drops = self.flow_drops[i];
+            flows.push(match slot {
+                Slot::Tcp(t) => recorder::tcp_summary(
+                    TcpFlowFacts {
+                        flow: i as FlowId,
+                        label: &t.label,
+                        cc: t.controller.cc(),
+                        startup: t.controller.startup(),
+                        sender: &t.sender,
+                        delivered_bytes: t.delivered_at_stop.unwrap_or(t.receiver.delivered_bytes),
+                        drops,
+                    },
+                    &self.net,
+                    end,
+                ),
+                Slot::Udp(u, label) => {
+                    recorder::udp_summary(i as FlowId, label, u, drops, &self.net, end)
+                }
             });
         }
-        let windows = self
-            .windows
-            .iter()
-            .map(|w| WindowResult {
-                link: self.net.link_names[w.link as usize].clone(),
-                from_ns: w.from.as_nanos() as i64,
-                to_ns: w.to.as_nanos() as i64,
-                utilization: w.utilization.unwrap_or(f64::NAN),
-            })
-            .collect();
-        let goodputs: Vec<f64> = flows
-            .iter()
-            .filter(|f| f.kind == "tcp")
-            .map(|f| f.goodput_bps)
+        let links = recorder::link_summaries(&mut self.net, end);
+        let goodputs: Vec<f64> = (0..flows.len())
+            .filter(|&i| flows.kind[i] == "tcp")
+            .map(|i| flows.goodput_bps[i])
             .collect();
         let stats = RunStats {
             events: self.events_processed,
-            packets_forwarded,
+            packets_forwarded: links.forwarded_packets.iter().sum(),
             sim_time_ns: end.as_nanos(),
             packets_created: self.packets_created,
             packets_delivered: self.packets_delivered,
             packets_dropped: self.packets_dropped,
             packets_in_network: self.net.links.iter().map(|l| l.in_flight() as u64).sum(),
-            jain_index: jain_index(&goodputs),
+            jain_index: Some(jain_index(&goodputs)).filter(|x| x.is_finite()),
         };
+        let (flow_series, queue_series, windows) = self.recorder.finish(&self.net);
         Report {
-            flow_series: self.flow_series,
-            queue_series: self.queue_series,
+            flow_series,
+            queue_series,
             flows,
             links,
             windows,
             stats,
-        }
-    }
-
-    fn summarize(&self, i: usize, slot: &Slot) -> FlowSummary {
-        let end = self.end;
-        let node = |n: NodeId| self.net.nodes[n as usize].name.clone();
-        let goodput = |bytes: u64, start: Time, stop: Time| {
-            let span = stop.saturating_since(start).as_secs_f64();
-            if span > 0.0 {
-                bytes as f64 * 8.0 / span
-            } else {
-                0.0
-            }
-        };
-        match slot {
-            Slot::Tcp(t) => {
-                let s = &t.sender;
-                let r = &t.receiver;
-                let stop = s.closed_at().unwrap_or(end).min(end);
-                let delivered = t.delivered_at_stop.unwrap_or(r.delivered_bytes);
-                let exit = s.ss_exit;
-                let verdicts = s.loss_verdicts();
-                FlowSummary {
-                    flow: i as u32,
-                    label: t.label.clone(),
-                    kind: "tcp".into(),
-                    cc: t.cc.clone(),
-                    startup: t.startup.clone(),
-                    src: node(s.node()),
-                    dst: node(s.peer()),
-                    start_ns: s.start_time.as_nanos() as i64,
-                    size_bytes: s
-                        .size()
-                        .total_bytes(s.tcb.mss_bytes)
-                        .map_or(-1, |b| b as i64),
-                    delivered_bytes: delivered,
-                    goodput_bps: if s.is_started() {
-                        goodput(delivered, s.start_time, stop)
-                    } else {
-                        0.0
-                    },
-                    sent_packets: s.stats.sent_packets,
-                    retransmissions: s.stats.retransmissions,
-                    timeouts: s.stats.timeouts,
-                    fast_recoveries: s.stats.fast_recoveries,
-                    undos: s.stats.undos,
-                    drops: self.flow_drops[i],
-                    // After the flow's start, as the completion time (docs/python.md, flows table).
-                    ss_exit_ns: exit.map_or(-1, |e| (e.time - s.start_time).as_nanos() as i64),
-                    ss_exit_cwnd: exit.map_or(f64::NAN, |e| e.cwnd),
-                    ss_exit_reason: exit.map_or(String::new(), |e| e.reason.to_string()),
-                    congestion_losses: verdicts.map_or(-1, |v| v.congestion as i64),
-                    noncongestion_losses: verdicts.map_or(-1, |v| v.non_congestion as i64),
-                    completion_ns: s
-                        .completed_at
-                        .map_or(-1, |c| (c - s.start_time).as_nanos() as i64),
-                }
-            }
-            Slot::Udp(u, label) => FlowSummary {
-                flow: i as u32,
-                label: label.clone(),
-                kind: match u.pattern {
-                    crate::traffic::UdpPattern::Cbr => "cbr".into(),
-                    crate::traffic::UdpPattern::OnOff { .. } => "on-off".into(),
-                },
-                cc: String::new(),
-                startup: String::new(),
-                src: node(u.src),
-                dst: node(u.dst),
-                start_ns: u.start.as_nanos() as i64,
-                size_bytes: -1,
-                delivered_bytes: u.delivered_bytes,
-                goodput_bps: goodput(u.delivered_bytes, u.start, u.stop.min(end)),
-                sent_packets: u.sent_packets,
-                retransmissions: 0,
-                timeouts: 0,
-                fast_recoveries: 0,
-                undos: 0,
-                drops: self.flow_drops[i],
-                ss_exit_ns: -1,
-                ss_exit_cwnd: f64::NAN,
-                ss_exit_reason: String::new(),
-                congestion_losses: -1,
-                noncongestion_losses: -1,
-                completion_ns: -1,
-            },
         }
     }
 

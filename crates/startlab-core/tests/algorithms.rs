@@ -60,9 +60,7 @@ interval = "100ms"
 
 fn trace(cc: &str, startup: &str) -> String {
     let s = scenario::from_toml(&golden_scenario(cc, startup)).unwrap();
-    let r = scenario::build(&scenario::resolve(&s).unwrap())
-        .unwrap()
-        .run();
+    let r = scenario::build(scenario::resolve(&s).unwrap()).run();
     let mut out = format!("# {cc} + {startup}: time_s flow cwnd ssthresh in_flight phase\n");
     let fs = &r.flow_series;
     for i in 0..fs.len() {
@@ -72,13 +70,14 @@ fn trace(cc: &str, startup: &str) -> String {
             fs.time_ns[i] as f64 * 1e-9,
             fs.flow[i],
             fs.cwnd[i],
-            fs.ssthresh[i],
+            // Unlimited (null) prints as "inf", as the traces were first recorded.
+            fs.ssthresh[i].unwrap_or(f64::INFINITY),
             fs.in_flight[i],
             fs.phase[i]
         )
         .unwrap();
     }
-    for f in &r.flows {
+    for f in r.flows.rows() {
         writeln!(
             out,
             "flow {} delivered {} retransmissions {} timeouts {} recoveries {} ss_exit {} {:.3} {}",
@@ -87,9 +86,10 @@ fn trace(cc: &str, startup: &str) -> String {
             f.retransmissions,
             f.timeouts,
             f.fast_recoveries,
-            f.ss_exit_ns,
-            f.ss_exit_cwnd,
-            f.ss_exit_reason
+            // "none" prints as -1, NaN and "", as the traces were first recorded.
+            f.ss_exit_ns.unwrap_or(-1),
+            f.ss_exit_cwnd.unwrap_or(f64::NAN),
+            f.ss_exit_reason.as_deref().unwrap_or("")
         )
         .unwrap();
     }
@@ -198,9 +198,9 @@ proptest! {
                  [tcp]\nsack = {sack}\ndelayed_ack = {delayed}\n[[flows]]\ncc = \"{cc}\"\nstartup = \"{startup}\"\n[measure]\ninterval = \"event\"\n"
             );
             let s = scenario::from_toml(&text).unwrap();
-            let r = scenario::build(&scenario::resolve(&s).unwrap()).unwrap().run();
+            let r = scenario::build(scenario::resolve(&s).unwrap()).run();
             prop_assert!(r.flow_series.cwnd.iter().all(|&c| c >= 1.0 && c.is_finite()), "{cc}+{startup}");
-            prop_assert!(r.flows[0].delivered_bytes > 0, "{cc}+{startup} delivered nothing");
+            prop_assert!(r.flows.row(0).delivered_bytes > 0, "{cc}+{startup} delivered nothing");
         }
     }
 }

@@ -84,8 +84,7 @@ fn toml(c: &Case) -> String {
 
 fn run(text: &str) -> startlab_core::measure::Report {
     let s = scenario::from_toml(text).unwrap();
-    scenario::build(&scenario::resolve(&s).unwrap())
-        .unwrap()
+    scenario::build(scenario::resolve(&s).unwrap())
         .run()
 }
 
@@ -96,13 +95,13 @@ proptest! {
     fn invariants_hold(c in case()) {
         let text = toml(&c);
         let r = run(&text);
-        let b = r.links.iter().find(|l| l.alias == "bottleneck").unwrap();
+        let b = r.links.rows().into_iter().find(|l| l.alias.as_deref() == Some("bottleneck")).unwrap();
         // Capacity: bytes that started transmission in 2 s fit in 2 s plus the packet in service.
         let capacity_bytes = c.rate_mbps as f64 * 1e6 * 2.0 / 8.0;
         prop_assert!(b.forwarded_bytes as f64 <= capacity_bytes + 1500.0, "{} > {}", b.forwarded_bytes, capacity_bytes);
         prop_assert!(b.utilization <= 1.0 + 1e-12);
         // Delivered payload is at most what crossed the bottleneck.
-        let delivered: u64 = r.flows.iter().map(|f| f.delivered_bytes).sum();
+        let delivered: u64 = r.flows.rows().into_iter().map(|f| f.delivered_bytes).sum();
         prop_assert!(delivered <= b.forwarded_bytes);
         // Queues never exceed their limit, sampled on every arrival.
         prop_assert!(b.max_queue_packets <= c.buffer);
@@ -110,7 +109,7 @@ proptest! {
         // Conservation: every packet created is delivered, dropped, or still in the network.
         let s = &r.stats;
         prop_assert_eq!(s.packets_created, s.packets_delivered + s.packets_dropped + s.packets_in_network);
-        let drops: u64 = r.links.iter().map(|l| l.drops + l.losses).sum();
+        let drops: u64 = r.links.rows().into_iter().map(|l| l.drops + l.losses).sum();
         prop_assert_eq!(drops, s.packets_dropped);
         // cwnd stays at one segment or more. (That nothing but a forced retransmission is sent
         // beyond the window is asserted inside the sender on every transmission; these runs

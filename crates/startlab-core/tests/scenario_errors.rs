@@ -20,14 +20,16 @@ fn error(text: &str) -> String {
 
 #[test]
 fn the_base_is_valid_and_resolves_bdp_into_packets() {
-    let s = scenario::resolve(&scenario::from_toml(BASE).unwrap()).unwrap();
+    let s = scenario::resolve(&scenario::from_toml(BASE).unwrap())
+        .unwrap()
+        .document;
     // 40 Mbps x 2 x (1 + 40 + 1) ms = 420 000 B = 403.8 packets of 1040 B -> 404.
     let json = serde_json::to_value(&s).unwrap();
     assert_eq!(json["topology"]["bottleneck"]["queue"]["limit"], 404);
     assert_eq!(json["topology"]["bdp_rtt"], "84ms");
     assert_eq!(json["flows"][0]["src"], "s0");
     // The resolved scenario is itself valid and resolves to itself.
-    let again = scenario::resolve(&s).unwrap();
+    let again = scenario::resolve(&s).unwrap().document;
     assert_eq!(again, s);
 }
 
@@ -39,7 +41,9 @@ fn a_pair_delay_applies_to_both_directions() {
         "[[flows]]",
         "access = { delay = \"0.5ms\" }\n[[topology.pair]]\nsender_access = { delay = \"20ms\" }\n[[flows]]",
     );
-    let s = scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap();
+    let s = scenario::resolve(&scenario::from_toml(&text).unwrap())
+        .unwrap()
+        .document;
     let json = serde_json::to_value(&s).unwrap();
     let sender = &json["topology"]["pair"][0]["sender_access"];
     assert_eq!(
@@ -53,7 +57,9 @@ fn a_pair_delay_applies_to_both_directions() {
         "delay = \"0.5ms\"",
         "delay = \"0.5ms\", reverse_delay = \"2ms\"",
     );
-    let s = scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap();
+    let s = scenario::resolve(&scenario::from_toml(&text).unwrap())
+        .unwrap()
+        .document;
     let json = serde_json::to_value(&s).unwrap();
     let sender = &json["topology"]["pair"][0]["sender_access"];
     assert_eq!(
@@ -74,7 +80,9 @@ cc = "newreno"
 src = "ls0"
 dst = "lr0"
 "#;
-    let s = scenario::resolve(&scenario::from_toml(lot).unwrap()).unwrap();
+    let s = scenario::resolve(&scenario::from_toml(lot).unwrap())
+        .unwrap()
+        .document;
     let json = serde_json::to_value(&s).unwrap();
     let hops = &json["topology"]["hop"];
     assert_eq!(

@@ -1,15 +1,19 @@
 //! `startlab._core`: the Python face of startlab-core.
 //!
 //! Scenarios cross the boundary as JSON text; tables come back as columns of little-endian bytes
-//! (read with `numpy.frombuffer`) or lists of strings, so no Arrow library is needed on either
-//! side. The simulation runs with the GIL released.
+//! with a validity mask for nullable columns (read with `numpy.frombuffer`) or lists of strings,
+//! so no Arrow library is needed on either side. The columns are walked from the core's declared
+//! schema ([`startlab_core::measure::schema`]), which `schema()` also hands to Python. The
+//! simulation runs with the GIL released.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::IntoPyObjectExt;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use startlab_core::cc::registry;
 use startlab_core::cc::Phase;
-use startlab_core::measure::Report;
+use startlab_core::measure::schema::{ColumnData, ColumnDef, Table};
+use startlab_core::measure::{self, FlowSeries, Flows, Links, QueueSeries, Report, Windows};
 use startlab_core::scenario;
 
 fn scenario_error(e: scenario::ScenarioError) -> PyErr {
@@ -27,7 +31,7 @@ fn version() -> &'static str {
 fn resolve(scenario_json: &str) -> PyResult<String> {
     let s = scenario::from_json(scenario_json).map_err(scenario_error)?;
     let r = scenario::resolve(&s).map_err(scenario_error)?;
-    Ok(serde_json::to_string(&r).expect("a resolved scenario serializes"))
+    Ok(serde_json::to_string(&r.document).expect("a resolved scenario serializes"))
 }
 
 /// Names of the `phase` codes of the flow series.
@@ -60,130 +64,135 @@ fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(list)
 }
 
-/// A column of fixed-width numbers as (dtype, little-endian bytes).
-trait Column {
-    const DTYPE: &'static str;
-    fn put(&self, out: &mut Vec<u8>);
+/// The little-endian bytes of fixed-width numbers.
+trait Le: Copy + Default {
+    fn put(self, out: &mut Vec<u8>);
 }
-macro_rules! column {
-    ($t:ty, $name:expr) => {
-        impl Column for $t {
-            const DTYPE: &'static str = $name;
-            fn put(&self, out: &mut Vec<u8>) {
-                out.extend_from_slice(&self.to_le_bytes());
-            }
-        }
-    };
+macro_rules! le {
+    ($($t:ty),*) => { $( impl Le for $t {
+        fn put(self, out: &mut Vec<u8>) { out.extend_from_slice(&self.to_le_bytes()); }
+    } )* };
 }
-column!(f64, "f64");
-column!(i64, "i64");
-column!(u64, "u64");
-column!(u32, "u32");
-column!(u8, "u8");
+le!(f64, i64, u64, u32, u8);
 
-struct Table<'py> {
-    py: Python<'py>,
-    dict: Bound<'py, PyDict>,
+fn le_bytes<T: Le>(values: impl Iterator<Item = T>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for v in values {
+        v.put(&mut out);
+    }
+    out
 }
 
-impl<'py> Table<'py> {
-    fn new(py: Python<'py>) -> Self {
-        Table { py, dict: PyDict::new(py) }
+/// A column as Python gets it: `(dtype, values, validity)` for numbers — little-endian bytes,
+/// and one byte per row (1 = present) or `None` when the column cannot hold nulls — or a list
+/// of `str`/`None` for text.
+fn column<'py>(py: Python<'py>, def: &ColumnDef, data: ColumnData<'_>) -> PyResult<Bound<'py, PyAny>> {
+    fn numbers<'py, T: Le>(
+        py: Python<'py>,
+        dtype: &str,
+        values: &[Option<T>],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let bytes = le_bytes(values.iter().map(|v| v.unwrap_or_default()));
+        let valid: Vec<u8> = values.iter().map(|v| v.is_some() as u8).collect();
+        (dtype, PyBytes::new(py, &bytes), PyBytes::new(py, &valid)).into_bound_py_any(py)
     }
-    fn num<T: Column>(&self, name: &str, values: impl Iterator<Item = T>) -> PyResult<()> {
-        let mut bytes = Vec::new();
-        for v in values {
-            v.put(&mut bytes);
-        }
-        self.dict.set_item(name, (T::DTYPE, PyBytes::new(self.py, &bytes)))
+    fn plain<'py, T: Le>(py: Python<'py>, dtype: &str, values: &[T]) -> PyResult<Bound<'py, PyAny>> {
+        let bytes = le_bytes(values.iter().copied());
+        (dtype, PyBytes::new(py, &bytes), py.None()).into_bound_py_any(py)
     }
-    fn text<'a>(&self, name: &str, values: impl Iterator<Item = &'a str>) -> PyResult<()> {
-        self.dict.set_item(name, PyList::new(self.py, values.collect::<Vec<_>>())?)
+    let dtype = def.dtype.name();
+    match data {
+        ColumnData::F64(v) => plain(py, dtype, v),
+        ColumnData::I64(v) => plain(py, dtype, v),
+        ColumnData::U64(v) => plain(py, dtype, v),
+        ColumnData::U32(v) => plain(py, dtype, v),
+        ColumnData::U8(v) => plain(py, dtype, v),
+        ColumnData::OptF64(v) => numbers(py, dtype, v),
+        ColumnData::OptI64(v) => numbers(py, dtype, v),
+        ColumnData::Str(v) => PyList::new(py, v.iter().map(String::as_str))?.into_bound_py_any(py),
+        ColumnData::OptStr(v) => PyList::new(py, v.iter().map(Option::as_deref))?.into_bound_py_any(py),
     }
+}
+
+fn table<'py, T: Table>(py: Python<'py>, t: &T) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (def, data) in t.columns() {
+        dict.set_item(def.name, column(py, def, data)?)?;
+    }
+    Ok(dict)
 }
 
 fn tables<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
+    out.set_item(FlowSeries::DEF.name, table(py, &r.flow_series)?)?;
+    out.set_item(QueueSeries::DEF.name, table(py, &r.queue_series)?)?;
+    out.set_item(Flows::DEF.name, table(py, &r.flows)?)?;
+    out.set_item(Links::DEF.name, table(py, &r.links)?)?;
+    out.set_item(Windows::DEF.name, table(py, &r.windows)?)?;
+    Ok(out)
+}
 
-    let fs = &r.flow_series;
-    let t = Table::new(py);
-    t.num("time_ns", fs.time_ns.iter().copied())?;
-    t.num("flow", fs.flow.iter().copied())?;
-    t.num("cwnd", fs.cwnd.iter().copied())?;
-    t.num("ssthresh", fs.ssthresh.iter().copied())?;
-    t.num("srtt_ns", fs.srtt_ns.iter().copied())?;
-    t.num("rtt_ns", fs.rtt_ns.iter().copied())?;
-    t.num("in_flight", fs.in_flight.iter().copied())?;
-    t.num("delivered_bytes", fs.delivered_bytes.iter().copied())?;
-    t.num("phase", fs.phase.iter().copied())?;
-    t.num("pacing_rate_bps", fs.pacing_rate_bps.iter().copied())?;
-    out.set_item("flow_series", t.dict)?;
+/// The declared tables: `[{"name", "doc", "columns": [{"name", "dtype", "nullable", "unit",
+/// "doc"}]}]`, in the order they are written.
+#[pyfunction]
+fn schema(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let list = PyList::empty(py);
+    for t in measure::TABLES {
+        let d = PyDict::new(py);
+        d.set_item("name", t.name)?;
+        d.set_item("doc", t.doc.trim())?;
+        let columns = PyList::empty(py);
+        for c in t.columns {
+            let cd = PyDict::new(py);
+            cd.set_item("name", c.name)?;
+            cd.set_item("dtype", c.dtype.name())?;
+            cd.set_item("nullable", c.nullable)?;
+            cd.set_item("unit", c.unit)?;
+            cd.set_item("doc", c.doc.trim())?;
+            columns.append(cd)?;
+        }
+        d.set_item("columns", columns)?;
+        list.append(d)?;
+    }
+    Ok(list)
+}
 
-    let qs = &r.queue_series;
-    let t = Table::new(py);
-    t.num("time_ns", qs.time_ns.iter().copied())?;
-    t.num("link", qs.link.iter().copied())?;
-    t.num("queue_packets", qs.queue_packets.iter().copied())?;
-    t.num("queue_bytes", qs.queue_bytes.iter().copied())?;
-    t.num("drops", qs.drops.iter().copied())?;
-    t.num("losses", qs.losses.iter().copied())?;
-    t.num("busy_ns", qs.busy_ns.iter().copied())?;
-    out.set_item("queue_series", t.dict)?;
-
-    let f = &r.flows;
-    let t = Table::new(py);
-    t.num("flow", f.iter().map(|x| x.flow))?;
-    t.text("label", f.iter().map(|x| x.label.as_str()))?;
-    t.text("kind", f.iter().map(|x| x.kind.as_str()))?;
-    t.text("cc", f.iter().map(|x| x.cc.as_str()))?;
-    t.text("startup", f.iter().map(|x| x.startup.as_str()))?;
-    t.text("src", f.iter().map(|x| x.src.as_str()))?;
-    t.text("dst", f.iter().map(|x| x.dst.as_str()))?;
-    t.num("start_ns", f.iter().map(|x| x.start_ns))?;
-    t.num("size_bytes", f.iter().map(|x| x.size_bytes))?;
-    t.num("delivered_bytes", f.iter().map(|x| x.delivered_bytes))?;
-    t.num("goodput_bps", f.iter().map(|x| x.goodput_bps))?;
-    t.num("sent_packets", f.iter().map(|x| x.sent_packets))?;
-    t.num("retransmissions", f.iter().map(|x| x.retransmissions))?;
-    t.num("timeouts", f.iter().map(|x| x.timeouts))?;
-    t.num("fast_recoveries", f.iter().map(|x| x.fast_recoveries))?;
-    t.num("undos", f.iter().map(|x| x.undos))?;
-    t.num("drops", f.iter().map(|x| x.drops))?;
-    t.num("ss_exit_ns", f.iter().map(|x| x.ss_exit_ns))?;
-    t.num("ss_exit_cwnd", f.iter().map(|x| x.ss_exit_cwnd))?;
-    t.text("ss_exit_reason", f.iter().map(|x| x.ss_exit_reason.as_str()))?;
-    t.num("congestion_losses", f.iter().map(|x| x.congestion_losses))?;
-    t.num("noncongestion_losses", f.iter().map(|x| x.noncongestion_losses))?;
-    t.num("completion_ns", f.iter().map(|x| x.completion_ns))?;
-    out.set_item("flows", t.dict)?;
-
-    let l = &r.links;
-    let t = Table::new(py);
-    t.num("link", l.iter().map(|x| x.link))?;
-    t.text("name", l.iter().map(|x| x.name.as_str()))?;
-    t.text("alias", l.iter().map(|x| x.alias.as_str()))?;
-    t.text("src", l.iter().map(|x| x.src.as_str()))?;
-    t.text("dst", l.iter().map(|x| x.dst.as_str()))?;
-    t.num("rate_bps", l.iter().map(|x| x.rate_bps))?;
-    t.num("delay_ns", l.iter().map(|x| x.delay_ns))?;
-    t.text("queue", l.iter().map(|x| x.queue.as_str()))?;
-    t.num("limit_packets", l.iter().map(|x| x.limit_packets))?;
-    t.num("limit_bytes", l.iter().map(|x| x.limit_bytes))?;
-    t.num("forwarded_packets", l.iter().map(|x| x.forwarded_packets))?;
-    t.num("forwarded_bytes", l.iter().map(|x| x.forwarded_bytes))?;
-    t.num("drops", l.iter().map(|x| x.drops))?;
-    t.num("losses", l.iter().map(|x| x.losses))?;
-    t.num("utilization", l.iter().map(|x| x.utilization))?;
-    t.num("max_queue_packets", l.iter().map(|x| x.max_queue_packets))?;
-    out.set_item("links", t.dict)?;
-
-    let w = &r.windows;
-    let t = Table::new(py);
-    t.text("link", w.iter().map(|x| x.link.as_str()))?;
-    t.num("from_ns", w.iter().map(|x| x.from_ns))?;
-    t.num("to_ns", w.iter().map(|x| x.to_ns))?;
-    t.num("utilization", w.iter().map(|x| x.utilization))?;
-    out.set_item("windows", t.dict)?;
+/// What a scenario (JSON text) resolves to, without running it: its links, hosts, flows with
+/// their propagation RTTs, the BDP and the sampled links.
+#[pyfunction]
+fn describe<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyDict>> {
+    let s = scenario::from_json(scenario_json).map_err(scenario_error)?;
+    let d = scenario::resolve(&s).map_err(scenario_error)?.describe();
+    let out = PyDict::new(py);
+    let links = PyList::empty(py);
+    for l in &d.links {
+        let ld = PyDict::new(py);
+        ld.set_item("link", l.link)?;
+        ld.set_item("name", &l.name)?;
+        ld.set_item("alias", &l.alias)?;
+        ld.set_item("src", &l.src)?;
+        ld.set_item("dst", &l.dst)?;
+        ld.set_item("rate_bps", l.rate.bps_f64())?;
+        ld.set_item("delay_ns", l.delay.as_nanos())?;
+        links.append(ld)?;
+    }
+    out.set_item("links", links)?;
+    out.set_item("hosts", &d.hosts)?;
+    let flows = PyList::empty(py);
+    for f in &d.flows {
+        let fd = PyDict::new(py);
+        fd.set_item("entry", f.entry)?;
+        fd.set_item("label", &f.label)?;
+        fd.set_item("kind", &f.kind)?;
+        fd.set_item("src", &f.src)?;
+        fd.set_item("dst", &f.dst)?;
+        fd.set_item("rtt_ns", f.rtt.as_nanos())?;
+        flows.append(fd)?;
+    }
+    out.set_item("flows", flows)?;
+    out.set_item("bdp_rtt_ns", d.bdp.rtt.as_nanos())?;
+    out.set_item("bdp_packets", d.bdp.packets)?;
+    out.set_item("sampled_links", &d.sampled_links)?;
     Ok(out)
 }
 
@@ -206,6 +215,10 @@ fn run<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyDict>
     stats.set_item("sim_time_ns", report.stats.sim_time_ns)?;
     stats.set_item("wall_time_s", wall)?;
     stats.set_item("jain_index", report.stats.jain_index)?;
+    stats.set_item("packets_created", report.stats.packets_created)?;
+    stats.set_item("packets_delivered", report.stats.packets_delivered)?;
+    stats.set_item("packets_dropped", report.stats.packets_dropped)?;
+    stats.set_item("packets_in_network", report.stats.packets_in_network)?;
     out.set_item("stats", stats)?;
     Ok(out)
 }
@@ -217,5 +230,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(phase_names, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(describe, m)?)?;
     Ok(())
 }

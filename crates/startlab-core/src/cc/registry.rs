@@ -481,3 +481,47 @@ mod tests {
         assert!(e.message.contains("betta"), "{}", e.message);
     }
 }
+
+/// A flow's controller, checked once when the scenario is resolved and built for every
+/// connection of the flow.
+#[derive(Clone, Debug)]
+pub struct ControllerFactory {
+    cc: String,
+    cc_params: Params,
+    startup: String,
+    startup_params: Params,
+}
+
+impl ControllerFactory {
+    /// A new controller for one connection.
+    pub fn build(&self) -> Box<dyn CongestionControl> {
+        build(&self.cc, &self.cc_params, &self.startup, &self.startup_params)
+            .expect("checked by factory()")
+    }
+    pub fn cc(&self) -> &str {
+        &self.cc
+    }
+    pub fn startup(&self) -> &str {
+        &self.startup
+    }
+    /// The loss recovery the controller uses by default (`recovery = "auto"` without SACK).
+    pub fn default_recovery(&self) -> &'static str {
+        default_recovery(&self.cc)
+    }
+}
+
+/// Checks a flow's algorithm specification and returns the factory of its controllers.
+pub fn factory(
+    cc: &str,
+    cc_params: &Params,
+    startup: &str,
+    startup_params: &Params,
+) -> Result<ControllerFactory, BuildError> {
+    build(cc, cc_params, startup, startup_params)?;
+    Ok(ControllerFactory {
+        cc: cc.to_string(),
+        cc_params: cc_params.clone(),
+        startup: startup.to_string(),
+        startup_params: startup_params.clone(),
+    })
+}

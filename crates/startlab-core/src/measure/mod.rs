@@ -1,124 +1,172 @@
-//! What a run records: per-flow and per-queue time series (columnar, ready for Arrow), per-flow
-//! and per-link summaries, exact utilization windows, and Jain's fairness index.
+//! What a run records: per-flow and per-queue time series, per-flow and per-link summaries,
+//! exact utilization windows, and Jain's fairness index.
+//!
+//! The tables are declared once, in [`schema`]'s notation; [`recorder`] fills them during a run.
 
-/// Per-flow samples. Column `i` of every vector belongs to the same sample.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct FlowSeries {
-    pub time_ns: Vec<i64>,
-    pub flow: Vec<u32>,
-    /// Segments.
-    pub cwnd: Vec<f64>,
-    /// Segments; +inf when unlimited.
-    pub ssthresh: Vec<f64>,
-    /// -1 before the first sample.
-    pub srtt_ns: Vec<i64>,
-    /// Latest RTT sample; -1 before the first.
-    pub rtt_ns: Vec<i64>,
-    /// Segments.
-    pub in_flight: Vec<u32>,
-    /// Payload bytes delivered in order to the receiving application.
-    pub delivered_bytes: Vec<u64>,
-    /// `cc::Phase` as u8.
-    pub phase: Vec<u8>,
-    /// 0 when not paced.
-    pub pacing_rate_bps: Vec<f64>,
-}
+pub mod recorder;
+pub mod schema;
 
-impl FlowSeries {
-    pub fn len(&self) -> usize {
-        self.time_ns.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.time_ns.is_empty()
-    }
-}
+pub use recorder::Recorder;
+use schema::{table, Table, TableDef};
 
-/// Per-link queue samples.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct QueueSeries {
-    pub time_ns: Vec<i64>,
-    pub link: Vec<u32>,
-    pub queue_packets: Vec<u32>,
-    pub queue_bytes: Vec<u64>,
-    /// Cumulative drops by the queue discipline.
-    pub drops: Vec<u64>,
-    /// Cumulative random (non-congestion) losses.
-    pub losses: Vec<u64>,
-    /// Cumulative time the transmitter was busy since t = 0.
-    pub busy_ns: Vec<i64>,
-}
-
-impl QueueSeries {
-    pub fn len(&self) -> usize {
-        self.time_ns.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.time_ns.is_empty()
+table! {
+    /// Per-flow samples: one row per TCP flow per sampling instant (or per ACK).
+    FlowSeries, FlowSample, "flow_series" {
+        /// Sample time since the start of the run.
+        time_ns: i64 = "ns",
+        /// Flow id (the `flow` of the flows table).
+        flow: u32 = "",
+        /// Congestion window.
+        cwnd: f64 = "segments",
+        /// Slow-start threshold; null while unlimited.
+        ssthresh: Option<f64> = "segments",
+        /// Smoothed RTT; null before the first RTT sample.
+        srtt_ns: Option<i64> = "ns",
+        /// Latest RTT sample; null before the first.
+        rtt_ns: Option<i64> = "ns",
+        /// Segments sent and not yet acknowledged or marked lost.
+        in_flight: u32 = "segments",
+        /// Payload delivered in order to the receiving application.
+        delivered_bytes: u64 = "bytes",
+        /// Phase code; the names are `cc::Phase::NAMES`.
+        phase: u8 = "",
+        /// Pacing rate; null when the flow is not paced.
+        pacing_rate_bps: Option<f64> = "bit/s",
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct FlowSummary {
-    pub flow: u32,
-    pub label: String,
-    /// "tcp", "cbr" or "on-off".
-    pub kind: String,
-    pub cc: String,
-    pub startup: String,
-    pub src: String,
-    pub dst: String,
-    pub start_ns: i64,
-    /// -1 for unlimited flows.
-    pub size_bytes: i64,
-    pub delivered_bytes: u64,
-    pub goodput_bps: f64,
-    pub sent_packets: u64,
-    pub retransmissions: u64,
-    pub timeouts: u64,
-    pub fast_recoveries: u64,
-    /// Reductions undone as spurious (`tcp.undo`).
-    pub undos: u64,
-    /// Packets of this flow (either direction) dropped by queues or lost on links.
-    pub drops: u64,
-    /// -1: slow start never ended.
-    pub ss_exit_ns: i64,
-    pub ss_exit_cwnd: f64,
-    pub ss_exit_reason: String,
-    /// Loss events the controller judged congestion / not congestion (BLAST's classifier,
-    /// Ha 2009 §7.3.2); -1 for controllers that do not classify losses.
-    pub congestion_losses: i64,
-    pub noncongestion_losses: i64,
-    /// From the flow's start to the acknowledgement of its last byte; -1 if unfinished.
-    pub completion_ns: i64,
+table! {
+    /// Per-link queue samples of the sampled links.
+    QueueSeries, QueueSample, "queue_series" {
+        /// Sample time since the start of the run.
+        time_ns: i64 = "ns",
+        /// Link id (the `link` of the links table).
+        link: u32 = "",
+        /// Packets waiting, not counting the one being transmitted.
+        queue_packets: u32 = "packets",
+        /// Bytes waiting.
+        queue_bytes: u64 = "bytes",
+        /// Packets dropped by the queue discipline so far.
+        drops: u64 = "packets",
+        /// Packets lost at random (non-congestion losses) so far.
+        losses: u64 = "packets",
+        /// Time the transmitter has been busy since t = 0.
+        busy_ns: i64 = "ns",
+    }
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct LinkSummary {
-    pub link: u32,
-    pub name: String,
-    pub alias: String,
-    pub src: String,
-    pub dst: String,
-    pub rate_bps: f64,
-    pub delay_ns: i64,
-    pub queue: String,
-    pub limit_packets: i64,
-    pub limit_bytes: i64,
-    pub forwarded_packets: u64,
-    pub forwarded_bytes: u64,
-    pub drops: u64,
-    pub losses: u64,
-    pub utilization: f64,
-    pub max_queue_packets: u32,
+table! {
+    /// One row per flow (TCP connection or UDP source): totals, goodput, slow-start exit, completion.
+    Flows, FlowSummary, "flows" {
+        /// Flow id.
+        flow: u32 = "",
+        /// The entry's label (or its algorithm or kind), `#k` on the copies of a `count` entry.
+        label: String = "",
+        /// `tcp`, `cbr` or `on-off`.
+        kind: String = "",
+        /// Congestion control; null for UDP.
+        cc: Option<String> = "",
+        /// Start-up algorithm (`default`: the controller's own); null for UDP.
+        startup: Option<String> = "",
+        /// Sending host.
+        src: String = "",
+        /// Receiving host.
+        dst: String = "",
+        /// When the flow started.
+        start_ns: i64 = "ns",
+        /// Bytes to send; null for unlimited flows and UDP.
+        size_bytes: Option<i64> = "bytes",
+        /// Payload delivered in order to the receiving application.
+        delivered_bytes: u64 = "bytes",
+        /// Delivered bytes over the time from the start to the end of the run or the close.
+        goodput_bps: f64 = "bit/s",
+        /// Packets sent, retransmissions included.
+        sent_packets: u64 = "packets",
+        /// Segments retransmitted.
+        retransmissions: u64 = "packets",
+        /// Retransmission timeouts.
+        timeouts: u64 = "",
+        /// Fast retransmits that started a recovery.
+        fast_recoveries: u64 = "",
+        /// Window reductions undone as spurious (`tcp.undo`).
+        undos: u64 = "",
+        /// Packets of this flow (either direction) dropped by queues or lost on links.
+        drops: u64 = "packets",
+        /// When the first slow start ended, after the flow's start; null if it never ended.
+        ss_exit_ns: Option<i64> = "ns",
+        /// cwnd when the first slow start ended; null if it never ended.
+        ss_exit_cwnd: Option<f64> = "segments",
+        /// Why it ended (`threshold`, `loss`, `timeout` or a detector's name); null if it never ended.
+        ss_exit_reason: Option<String> = "",
+        /// Loss events the controller judged congestion (BLAST, Ha 2009 §7.3.2); null if it does not classify.
+        congestion_losses: Option<i64> = "",
+        /// Loss events the controller judged non-congestion; null if it does not classify.
+        noncongestion_losses: Option<i64> = "",
+        /// From the start to the acknowledgement of the last byte; null if unfinished or unlimited.
+        completion_ns: Option<i64> = "ns",
+    }
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub struct WindowResult {
-    pub link: String,
-    pub from_ns: i64,
-    pub to_ns: i64,
-    pub utilization: f64,
+table! {
+    /// One row per link direction: configuration, totals and utilization over the whole run.
+    Links, LinkSummary, "links" {
+        /// Link id.
+        link: u32 = "",
+        /// `from->to`.
+        name: String = "",
+        /// The scenario's name for it (`bottleneck`, `hop0`, …); null if it has none.
+        alias: Option<String> = "",
+        /// Node it leaves.
+        src: String = "",
+        /// Node it reaches.
+        dst: String = "",
+        /// Transmission rate.
+        rate_bps: f64 = "bit/s",
+        /// Propagation delay.
+        delay_ns: i64 = "ns",
+        /// Queue discipline (`droptail`, `red`).
+        queue: String = "",
+        /// Queue limit in packets; null when limited in bytes.
+        limit_packets: Option<i64> = "packets",
+        /// Queue limit in bytes; null when limited in packets.
+        limit_bytes: Option<i64> = "bytes",
+        /// Packets that started transmission.
+        forwarded_packets: u64 = "packets",
+        /// Bytes that started transmission.
+        forwarded_bytes: u64 = "bytes",
+        /// Packets dropped by the queue discipline.
+        drops: u64 = "packets",
+        /// Packets lost at random.
+        losses: u64 = "packets",
+        /// Fraction of the run the transmitter was busy.
+        utilization: f64 = "ratio",
+        /// Largest queue seen.
+        max_queue_packets: u32 = "packets",
+    }
 }
+
+table! {
+    /// The exact utilization windows of `[[measure.window]]`.
+    Windows, WindowResult, "windows" {
+        /// The link's name (`from->to`).
+        link: String = "",
+        /// Window start.
+        from_ns: i64 = "ns",
+        /// Window end (at most the end of the run).
+        to_ns: i64 = "ns",
+        /// Fraction of the window the transmitter was busy.
+        utilization: f64 = "ratio",
+    }
+}
+
+/// The declarations of every table, in the order they are written.
+pub const TABLES: [TableDef; 5] = [
+    FlowSeries::DEF,
+    QueueSeries::DEF,
+    Flows::DEF,
+    Links::DEF,
+    Windows::DEF,
+];
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunStats {
@@ -133,8 +181,8 @@ pub struct RunStats {
     pub packets_delivered: u64,
     pub packets_dropped: u64,
     pub packets_in_network: u64,
-    /// Jain's index over the goodput of TCP flows (NaN if there are none).
-    pub jain_index: f64,
+    /// Jain's index over the goodput of TCP flows; `None` if there are none.
+    pub jain_index: Option<f64>,
 }
 
 /// Everything a run produced.
@@ -142,9 +190,9 @@ pub struct RunStats {
 pub struct Report {
     pub flow_series: FlowSeries,
     pub queue_series: QueueSeries,
-    pub flows: Vec<FlowSummary>,
-    pub links: Vec<LinkSummary>,
-    pub windows: Vec<WindowResult>,
+    pub flows: Flows,
+    pub links: Links,
+    pub windows: Windows,
     pub stats: RunStats,
 }
 

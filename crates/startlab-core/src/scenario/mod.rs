@@ -1,24 +1,36 @@
-//! Scenarios: parsing (TOML or JSON), validation and resolution, and building a [`Simulation`].
+//! Scenarios, in four steps:
 //!
-//! [`resolve`] checks everything a run needs and returns the same scenario with every default
-//! filled in and every `BDP` converted to packets; [`build`] turns a resolved scenario into a
-//! simulation. Errors name the field as a dotted path (`flows[0].cc`), the value, and what is
-//! allowed.
+//! 1. **parsing** ([`from_toml`], [`from_json`]) into the text model ([`model`]), where every
+//!    field a user may leave out is optional;
+//! 2. **defaults and checks** (inside [`resolve`]): every default filled in, every `BDP`
+//!    converted to packets, every value checked;
+//! 3. **network building**: the topology built once, with the run's seed;
+//! 4. **resolution**: a [`ResolvedScenario`] with nothing optional — hosts and links, each flow
+//!    with its endpoints, TCP settings and controller factory, what to measure.
+//!
+//! Every world runs a [`ResolvedScenario`]. Errors name the field as a dotted path
+//! (`flows[0].cc`), the value, and what is allowed.
 
 pub mod model;
+pub mod resolved;
 pub mod units;
 
 pub use model::*;
+pub use resolved::{
+    Bdp, Connection, Description, FlowDescription, FlowPlan, LinkDescription, ResolvedScenario,
+    Traffic, UdpPlan,
+};
 
-use crate::cc::registry::{self, Params};
+use crate::cc::registry::{self, ControllerFactory};
+use crate::measure::recorder::MeasureSpec;
 use crate::measure::Report;
 use crate::net::topology::{self, DumbbellSpec, Duplex, ParkingLotSpec};
 use crate::net::{Discipline, DropTail, Limit, LinkParams, Network, NodeKind, Red, RedParams};
 use crate::rng::{streams, Rng};
-use crate::simulation::{ArrivalSpec, MeasureSpec, Simulation, TcpFlowSpec};
+use crate::simulation::Simulation;
 use crate::tcp::{FlowSize, Pacing, Recovery, TcpConfig};
 use crate::time::{Duration, Time};
-use crate::traffic::{OnOffDistribution, SizeDistribution, UdpPattern, UdpSource};
+use crate::traffic::{OnOffDistribution, SizeDistribution, UdpPattern};
 use crate::units::Rate;
 use std::fmt;
 use units::{DurationText, Interval, Limitable, QueueLimit, RateText, SizeText, Window};
@@ -90,12 +102,12 @@ pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
     serde_path_to_error::deserialize(de).map_err(from_path_error)
 }
 
-/// Parses, resolves, builds and runs a scenario given as JSON. Returns the resolved scenario and
-/// the report.
+/// Parses, resolves and runs a scenario given as JSON. Returns the filled-in document and the
+/// report.
 pub fn run_json(text: &str) -> Result<(Scenario, Report), ScenarioError> {
     let resolved = resolve(&from_json(text)?)?;
-    let sim = build(&resolved)?;
-    Ok((resolved, sim.run()))
+    let document = resolved.document.clone();
+    Ok((document, build(resolved).run()))
 }
 
 // ----- defaults ----------------------------------------------------------------------------------
@@ -197,30 +209,53 @@ fn droptail(limit: QueueLimit) -> QueueSpec {
 
 // ----- resolution --------------------------------------------------------------------------------
 
-/// Checks `s` and returns it with every default applied and BDP limits in packets.
-pub fn resolve(s: &Scenario) -> Result<Scenario, ScenarioError> {
+/// Checks `s`, fills in every default, builds its network and returns it ready to run.
+pub fn resolve(s: &Scenario) -> Result<ResolvedScenario, ScenarioError> {
     let mut r = s.clone();
-    r.name = Some(s.name.clone().unwrap_or_else(|| DEFAULT_NAME.into()));
-    r.seed = Some(s.seed.unwrap_or(DEFAULT_SEED));
+    let name = s.name.clone().unwrap_or_else(|| DEFAULT_NAME.into());
+    let seed = s.seed.unwrap_or(DEFAULT_SEED);
+    r.name = Some(name.clone());
+    r.seed = Some(seed);
     let duration = s.duration.0;
     if duration.is_zero() {
         return Err(err("duration", "must be longer than 0s"));
     }
     r.tcp = merge_tcp(&s.tcp, &default_tcp());
     check_tcp(&r.tcp, "tcp")?;
-    r.topology = resolve_topology(&s.topology, &r.tcp)?;
-    let net = build_network(&r.topology, 0)?;
+    let (topology, bdp) = resolve_topology(&s.topology, &r.tcp)?;
+    r.topology = topology;
+    // Built once, with the run's seed: the flows are checked against it and the run uses it.
+    let network = build_network(&r.topology, seed)?;
     if s.flows.is_empty() {
         return Err(err("flows", "at least one flow is required"));
     }
-    r.flows = s
+    let mut controllers = Vec::with_capacity(s.flows.len());
+    let mut filled = Vec::with_capacity(s.flows.len());
+    for (i, f) in s.flows.iter().enumerate() {
+        let (flow, controller) = resolve_flow(f, i, &r, &network)?;
+        filled.push(flow);
+        controllers.push(controller);
+    }
+    r.flows = filled;
+    r.measure = resolve_measure(&s.measure, &r, &network)?;
+    let measure = measure_spec(&r.measure, &network);
+    let flows = r
         .flows
         .iter()
+        .zip(controllers)
         .enumerate()
-        .map(|(i, f)| resolve_flow(f, i, &r, &net))
-        .collect::<Result<_, _>>()?;
-    r.measure = resolve_measure(&s.measure, &r, &net)?;
-    Ok(r)
+        .map(|(i, (f, controller))| plan_flow(i, f, controller, &r.tcp, &network))
+        .collect();
+    Ok(ResolvedScenario {
+        document: r,
+        name,
+        seed,
+        duration,
+        network,
+        bdp,
+        flows,
+        measure,
+    })
 }
 
 fn check_tcp(t: &TcpSpec, path: &str) -> Result<(), ScenarioError> {
@@ -280,7 +315,7 @@ fn not_for(field: &str, present: bool, kind: &str) -> Result<(), ScenarioError> 
     }
 }
 
-fn resolve_topology(t: &Topology, tcp: &TcpSpec) -> Result<Topology, ScenarioError> {
+fn resolve_topology(t: &Topology, tcp: &TcpSpec) -> Result<(Topology, Bdp), ScenarioError> {
     let mut r = t.clone();
     let access = merge_link(
         t.access.as_ref().unwrap_or(&LinkSpec::default()),
@@ -428,7 +463,13 @@ fn resolve_topology(t: &Topology, tcp: &TcpSpec) -> Result<Topology, ScenarioErr
         resolve_limit(&mut l.queue);
         resolve_limit(&mut l.reverse_queue);
     }
-    Ok(r)
+    Ok((
+        r,
+        Bdp {
+            rtt,
+            packets: bdp_packets,
+        },
+    ))
 }
 
 /// Reverse direction defaults to the forward one; RED parameters get their defaults.
@@ -545,12 +586,14 @@ fn copy_label(label: &str, k: u32, count: u32) -> String {
     }
 }
 
+/// Checks flow entry `i` against the network and fills in its defaults; a TCP entry gets the
+/// factory of its controllers.
 fn resolve_flow(
     f: &FlowSpec,
     i: usize,
     s: &Scenario,
     net: &Network,
-) -> Result<FlowSpec, ScenarioError> {
+) -> Result<(FlowSpec, Option<ControllerFactory>), ScenarioError> {
     let at = |field: &str| format!("flows[{i}].{field}");
     let kind = f.kind.name();
     let mut r = f.clone();
@@ -611,6 +654,13 @@ fn resolve_flow(
     }
     if src == dst {
         return Err(err(at("dst"), format!("\"{dst}\" is also the source")));
+    }
+    let (a, b) = (net.find_node(&src).unwrap(), net.find_node(&dst).unwrap());
+    if net.route(a, b) == crate::net::NO_ROUTE || net.route(b, a) == crate::net::NO_ROUTE {
+        return Err(err(
+            at("dst"),
+            format!("no path from \"{src}\" to \"{dst}\" (on kind = \"parallel\", each pair has its own path: s<k> reaches only r<k>)"),
+        ));
     }
     r.pair = None;
     r.src = Some(src);
@@ -694,6 +744,7 @@ fn resolve_flow(
         r.stop = Some(DurationText(stop));
     }
 
+    let mut controller = None;
     if is_tcp {
         let cc = f.cc.clone().unwrap_or_else(|| "newreno".into());
         let startup = f
@@ -702,8 +753,10 @@ fn resolve_flow(
             .unwrap_or_else(|| registry::DEFAULT_STARTUP.into());
         let cc_params = f.cc_params.clone().unwrap_or_default();
         let startup_params = f.startup_params.clone().unwrap_or_default();
-        registry::build(&cc, &cc_params, &startup, &startup_params)
-            .map_err(|e| err(at(e.field), e.message))?;
+        controller = Some(
+            registry::factory(&cc, &cc_params, &startup, &startup_params)
+                .map_err(|e| err(at(&e.field), e.message))?,
+        );
         r.cc = Some(cc);
         r.startup = Some(startup);
         r.cc_params = Some(cc_params);
@@ -784,7 +837,7 @@ fn resolve_flow(
             )?;
         }
     }
-    Ok(r)
+    Ok((r, controller))
 }
 
 fn check_size_distribution(
@@ -1018,8 +1071,9 @@ fn build_network(t: &Topology, seed: u64) -> Result<Network, ScenarioError> {
     })
 }
 
-/// The engine's TCP settings for a flow of a resolved scenario.
-pub fn tcp_config(t: &TcpSpec, cc: &str) -> TcpConfig {
+/// The engine's TCP settings for a flow of a filled-in document; `default_recovery` is the
+/// controller's recovery for `recovery = "auto"` without SACK.
+pub fn tcp_config(t: &TcpSpec, default_recovery: &str) -> TcpConfig {
     let mss = t.mss.unwrap().0 as u32;
     let sack = t.sack.unwrap();
     let recovery = match t.recovery.unwrap() {
@@ -1027,7 +1081,7 @@ pub fn tcp_config(t: &TcpSpec, cc: &str) -> TcpConfig {
         RecoveryText::Newreno => Recovery::NewReno,
         RecoveryText::Sack => Recovery::Sack,
         RecoveryText::Auto if sack => Recovery::Sack,
-        RecoveryText::Auto => match registry::default_recovery(cc) {
+        RecoveryText::Auto => match default_recovery {
             "reno" => Recovery::Reno,
             _ => Recovery::NewReno,
         },
@@ -1094,14 +1148,10 @@ fn size_distribution(d: &SizeDistributionSpec) -> SizeDistribution {
     }
 }
 
-/// Builds the simulation of a resolved scenario.
-pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
-    let seed = s.seed.unwrap_or(DEFAULT_SEED);
-    let net = build_network(&s.topology, seed)?;
-    let end = Time::ZERO + s.duration.0;
-    let m = &s.measure;
+/// What the recorder measures, with link names turned into ids.
+fn measure_spec(m: &MeasureSpecText, net: &Network) -> MeasureSpec {
     let link = |name: &str| net.find_link(name).expect("resolved link name");
-    let measure = MeasureSpec {
+    MeasureSpec {
         interval: match m.interval.expect("resolved") {
             Interval::Every(d) => Some(d),
             Interval::Event => None,
@@ -1114,112 +1164,115 @@ pub fn build(s: &Scenario) -> Result<Simulation, ScenarioError> {
             .iter()
             .map(|w| (link(&w.link), Time::ZERO + w.from.0, Time::ZERO + w.to.0))
             .collect(),
-    };
+    }
+}
+
+/// Flow entry `entry` of a filled-in document, as the worlds run it.
+fn plan_flow(
+    entry: usize,
+    f: &FlowSpec,
+    controller: Option<ControllerFactory>,
+    tcp: &TcpSpec,
+    net: &Network,
+) -> FlowPlan {
     let node = |name: &Option<String>| {
         net.find_node(name.as_deref().unwrap())
             .expect("resolved host")
     };
-    let flows: Vec<(FlowSpec, u32, u32)> = s
-        .flows
-        .iter()
-        .map(|f| (f.clone(), node(&f.src), node(&f.dst)))
-        .collect();
-    let mut sim = Simulation::new(net, end, seed, measure);
-    for (i, (f, src, dst)) in flows.into_iter().enumerate() {
-        let start = f.start.unwrap().0;
-        let at = |e: registry::BuildError| err(format!("flows[{i}].{}", e.field), e.message);
-        match f.kind {
-            FlowKind::Tcp | FlowKind::TcpArrivals => {
-                let cc = f.cc.clone().unwrap();
-                let merged = merge_tcp(f.tcp.as_ref().unwrap_or(&TcpSpec::default()), &s.tcp);
-                let cfg = tcp_config(&merged, &cc);
-                let startup = f.startup.clone().unwrap();
-                let base_label = f.label.clone().unwrap_or_else(|| {
-                    if startup == registry::DEFAULT_STARTUP {
-                        cc.clone()
-                    } else {
-                        format!("{cc}+{startup}")
-                    }
-                });
-                let template = |label: String, size: FlowSize, start: Duration| TcpFlowSpec {
-                    label,
-                    src,
-                    dst,
-                    cfg: cfg.clone(),
-                    size,
-                    start: Time::ZERO + start,
-                    stop: None,
-                    cc: cc.clone(),
-                    cc_params: f.cc_params.clone().unwrap_or_else(Params::new),
-                    startup: startup.clone(),
-                    startup_params: f.startup_params.clone().unwrap_or_else(Params::new),
-                };
-                if f.kind == FlowKind::Tcp {
-                    let size = match f.size.as_ref().unwrap() {
-                        FlowSizeSpec::Fixed(Limitable::Unlimited) => FlowSize::UNLIMITED,
-                        FlowSizeSpec::Fixed(Limitable::Is(w)) => {
+    let (src, dst) = (node(&f.src), node(&f.dst));
+    let start = f.start.unwrap().0;
+    let traffic = match f.kind {
+        FlowKind::Tcp | FlowKind::TcpArrivals => {
+            let controller = controller.expect("a TCP entry has a controller");
+            let merged = merge_tcp(f.tcp.as_ref().unwrap_or(&TcpSpec::default()), tcp);
+            let cfg = tcp_config(&merged, controller.default_recovery());
+            let label = f.label.clone().unwrap_or_else(|| {
+                if controller.startup() == registry::DEFAULT_STARTUP {
+                    controller.cc().to_string()
+                } else {
+                    format!("{}+{}", controller.cc(), controller.startup())
+                }
+            });
+            match f.size.as_ref().unwrap() {
+                FlowSizeSpec::Fixed(size) => {
+                    let size = match size {
+                        Limitable::Unlimited => FlowSize::UNLIMITED,
+                        Limitable::Is(w) => {
                             let bytes = match *w {
                                 Window::Bytes(b) => b,
                                 w => w.segments(cfg.mss_bytes) as u64 * cfg.mss_bytes as u64,
                             };
                             FlowSize::from_bytes(bytes, cfg.mss_bytes)
                         }
-                        FlowSizeSpec::Distribution(_) => unreachable!("checked by resolve"),
                     };
-                    let count = f.count.unwrap();
-                    let stagger = f.stagger.unwrap().0;
-                    for k in 0..count {
-                        let label = copy_label(&base_label, k, count);
-                        let mut spec = template(label, size, start + stagger * k as u64);
-                        spec.stop = f.stop.map(|d| Time::ZERO + d.0);
-                        sim.add_tcp_flow(spec).map_err(at)?;
+                    let (count, stagger) = (f.count.unwrap(), f.stagger.unwrap().0);
+                    let connections = (0..count)
+                        .map(|k| Connection {
+                            label: copy_label(&label, k, count),
+                            start: Time::ZERO + start + stagger * k as u64,
+                            stop: f.stop.map(|d| Time::ZERO + d.0),
+                            size,
+                        })
+                        .collect();
+                    Traffic::Tcp {
+                        connections,
+                        tcp: cfg,
+                        controller,
                     }
-                } else {
-                    let FlowSizeSpec::Distribution(d) = f.size.as_ref().unwrap() else {
-                        unreachable!()
-                    };
-                    sim.add_arrivals(ArrivalSpec {
-                        template: template(base_label, FlowSize::UNLIMITED, start),
-                        mean_interarrival: f.mean_interarrival.unwrap().0,
-                        start: Time::ZERO + start,
-                        stop: Time::ZERO + f.stop.unwrap().0,
-                        sizes: size_distribution(d),
-                    })
-                    .map_err(at)?;
                 }
-            }
-            FlowKind::Cbr | FlowKind::OnOff => {
-                let pattern = match f.kind {
-                    FlowKind::Cbr => UdpPattern::Cbr,
-                    _ => UdpPattern::OnOff {
-                        mean_on: f.on_time.unwrap().0,
-                        mean_off: f.off_time.unwrap().0,
-                        distribution: match f.distribution.unwrap() {
-                            OnOffDistributionText::Constant => OnOffDistribution::Constant,
-                            OnOffDistributionText::Exponential => OnOffDistribution::Exponential,
-                            OnOffDistributionText::Pareto => OnOffDistribution::Pareto {
-                                shape: f.shape.unwrap(),
-                            },
-                        },
-                    },
-                };
-                let stop = Time::ZERO + f.stop.unwrap().0;
-                let stagger = f.stagger.unwrap().0;
-                // Labelled like TCP flows: the entry's label or its kind, `#k` on each copy.
-                let base_label = f.label.clone().unwrap_or_else(|| f.kind.name().to_string());
-                let count = f.count.unwrap();
-                for k in 0..count {
-                    let label = copy_label(&base_label, k, count);
-                    let pattern = pattern.clone();
-                    let rate = f.rate.unwrap().0;
-                    let bytes = f.packet_size.unwrap().0 as u32;
-                    let t0 = Time::ZERO + start + stagger * k as u64;
-                    sim.add_udp_source(label, |id, rng| {
-                        UdpSource::new(id, src, dst, rate, bytes, t0, stop, pattern, rng)
-                    });
-                }
+                FlowSizeSpec::Distribution(d) => Traffic::Arrivals {
+                    label,
+                    tcp: cfg,
+                    controller,
+                    mean_interarrival: f.mean_interarrival.unwrap().0,
+                    start: Time::ZERO + start,
+                    stop: Time::ZERO + f.stop.unwrap().0,
+                    sizes: size_distribution(d),
+                },
             }
         }
+        FlowKind::Cbr | FlowKind::OnOff => {
+            let pattern = match f.kind {
+                FlowKind::Cbr => UdpPattern::Cbr,
+                _ => UdpPattern::OnOff {
+                    mean_on: f.on_time.unwrap().0,
+                    mean_off: f.off_time.unwrap().0,
+                    distribution: match f.distribution.unwrap() {
+                        OnOffDistributionText::Constant => OnOffDistribution::Constant,
+                        OnOffDistributionText::Exponential => OnOffDistribution::Exponential,
+                        OnOffDistributionText::Pareto => OnOffDistribution::Pareto {
+                            shape: f.shape.unwrap(),
+                        },
+                    },
+                },
+            };
+            // Labelled like TCP flows: the entry's label or its kind, `#k` on each copy.
+            let label = f.label.clone().unwrap_or_else(|| f.kind.name().to_string());
+            let (count, stagger) = (f.count.unwrap(), f.stagger.unwrap().0);
+            let sources = (0..count)
+                .map(|k| UdpPlan {
+                    label: copy_label(&label, k, count),
+                    start: Time::ZERO + start + stagger * k as u64,
+                    stop: Time::ZERO + f.stop.unwrap().0,
+                })
+                .collect();
+            Traffic::Udp {
+                sources,
+                rate: f.rate.unwrap().0,
+                packet_bytes: f.packet_size.unwrap().0 as u32,
+                pattern,
+            }
+        }
+    };
+    FlowPlan {
+        entry,
+        src,
+        dst,
+        traffic,
     }
-    Ok(sim)
+}
+
+/// The simulation of a resolved scenario.
+pub fn build(s: ResolvedScenario) -> Simulation {
+    Simulation::from_resolved(s)
 }
