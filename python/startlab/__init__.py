@@ -28,7 +28,17 @@ if TYPE_CHECKING:
 else:
     from startlab import sweep
 
-__all__ = ["Result", "Scenario", "ScenarioError", "__version__", "algorithms", "run", "sweep"]
+__all__ = [
+    "Result",
+    "Scenario",
+    "ScenarioError",
+    "__version__",
+    "algorithms",
+    "describe",
+    "run",
+    "schema",
+    "sweep",
+]
 
 __version__: str = _core.version()
 
@@ -37,3 +47,19 @@ def algorithms() -> list[_core.AlgorithmInfo]:
     """Every congestion-control (``role == "cc"``) and slow-start (``role == "startup"``)
     algorithm, with its summary, its source and its parameters."""
     return _core.algorithms()
+
+
+def schema() -> list[_core.TableInfo]:
+    """The tables every run writes, each column with its type, whether it can be null, its
+    unit and what it means. Declared once, in the core."""
+    return _core.schema()
+
+
+def describe(scenario: Scenario | dict[str, object] | str) -> _core.Description:
+    """Links, hosts, flows with their RTTs, and the BDP of a scenario (a :class:`Scenario`, a
+    document dict or the path of a TOML file), without running it."""
+    if isinstance(scenario, Scenario):
+        return scenario.describe()
+    if isinstance(scenario, dict):
+        return Scenario.from_dict(scenario).describe()
+    return Scenario.load(scenario).describe()

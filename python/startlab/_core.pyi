@@ -10,8 +10,10 @@ from typing import Literal, TypedDict
 Dtype = Literal["f64", "i64", "u64", "u32", "u8"]
 """Element type of a numeric column; the data is little-endian."""
 
-Column = tuple[Dtype, bytes] | list[str]
-"""A numeric column ``(dtype, little-endian bytes)`` or a column of strings."""
+Column = tuple[Dtype, bytes, bytes | None] | list[str | None]
+"""A numeric column ``(dtype, little-endian bytes, validity)`` — validity is one byte per row,
+1 where a value is present, or ``None`` for a column that cannot hold nulls — or a column of
+strings (``None`` is null)."""
 
 Table = dict[str, Column]
 """Column name -> column, every column of the same length."""
@@ -25,8 +27,13 @@ class Stats(TypedDict):
     """Simulated time (ns)."""
     wall_time_s: float
     """Wall-clock time of the simulation (s)."""
-    jain_index: float
-    """Jain's fairness index over the goodput of the TCP flows; NaN without TCP flows."""
+    jain_index: float | None
+    """Jain's fairness index over the goodput of the TCP flows; ``None`` without TCP flows."""
+    packets_created: int
+    packets_delivered: int
+    packets_dropped: int
+    packets_in_network: int
+    """created = delivered + dropped + in_network."""
 
 class RunOutput(TypedDict):
     resolved: str
@@ -34,6 +41,47 @@ class RunOutput(TypedDict):
     tables: dict[str, Table]
     """``flow_series``, ``queue_series``, ``flows``, ``links`` and ``windows``."""
     stats: Stats
+
+class ColumnInfo(TypedDict):
+    name: str
+    dtype: Literal["f64", "i64", "u64", "u32", "u8", "str"]
+    nullable: bool
+    unit: str
+    """``"ns"``, ``"segments"``, ``"bytes"``, ``"bit/s"``, ``"ratio"``, … or ``""``."""
+    doc: str
+
+class TableInfo(TypedDict):
+    name: str
+    doc: str
+    columns: list[ColumnInfo]
+
+class LinkInfo(TypedDict):
+    link: int
+    name: str
+    alias: str | None
+    src: str
+    dst: str
+    rate_bps: float
+    delay_ns: int
+
+class FlowInfo(TypedDict):
+    entry: int
+    """Index of the ``[[flows]]`` entry."""
+    label: str
+    kind: str
+    src: str
+    dst: str
+    rtt_ns: int
+    """Propagation round-trip time along the flow's routes."""
+
+class Description(TypedDict):
+    links: list[LinkInfo]
+    hosts: list[str]
+    flows: list[FlowInfo]
+    """One per flow: each copy of a ``count`` entry, one per arrival process."""
+    bdp_rtt_ns: int
+    bdp_packets: float
+    sampled_links: list[int]
 
 class ParamInfo(TypedDict):
     name: str
@@ -62,6 +110,13 @@ def resolve(scenario_json: str) -> str:
 
 def run(scenario_json: str) -> RunOutput:
     """Validate and simulate a scenario; raises ``ValueError`` like :func:`resolve`."""
+
+def schema() -> list[TableInfo]:
+    """The declared tables and their columns, in the order they are written."""
+
+def describe(scenario_json: str) -> Description:
+    """What a scenario resolves to without running it: links, hosts, flows with their RTTs,
+    the BDP and the sampled links. Raises ``ValueError`` like :func:`resolve`."""
 
 def phase_names() -> list[str]:
     """Names of the ``phase`` codes of ``flow_series`` (the code is the index)."""

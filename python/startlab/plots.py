@@ -98,8 +98,8 @@ def queue(result: Result, path: str | os.PathLike[str]) -> Path:
             lw=1.0,
             color="tab:blue",
         )
-        limit = row.get("limit_packets", -1)
-        if limit is not None and limit >= 0:
+        limit = row.get("limit_packets")
+        if limit is not None:
             ax.axhline(limit, color="tab:red", ls=":", lw=1.0, label=f"limit ({limit} packets)")
             ax.legend(loc="upper right", fontsize="small")
         ax.set_ylabel("packets")

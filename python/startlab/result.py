@@ -38,80 +38,27 @@ _NUMPY_DTYPES: dict[str, np.dtype[Any]] = {
     "u8": np.dtype("u1"),
 }
 
-# The columns the core returns, used when a table is missing or empty (e.g. a series that
-# `measure` switched off), so that every Result has the same columns.
-_CORE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
-    "flow_series": {
-        "time_ns": pl.Int64(),
-        "flow": pl.UInt32(),
-        "cwnd": pl.Float64(),
-        "ssthresh": pl.Float64(),
-        "srtt_ns": pl.Int64(),
-        "rtt_ns": pl.Int64(),
-        "in_flight": pl.UInt32(),
-        "delivered_bytes": pl.UInt64(),
-        "phase": pl.UInt8(),
-        "pacing_rate_bps": pl.Float64(),
-    },
-    "queue_series": {
-        "time_ns": pl.Int64(),
-        "link": pl.UInt32(),
-        "queue_packets": pl.UInt32(),
-        "queue_bytes": pl.UInt64(),
-        "drops": pl.UInt64(),
-        "losses": pl.UInt64(),
-        "busy_ns": pl.Int64(),
-    },
-    "flows": {
-        "flow": pl.UInt32(),
-        "label": pl.String(),
-        "kind": pl.String(),
-        "cc": pl.String(),
-        "startup": pl.String(),
-        "src": pl.String(),
-        "dst": pl.String(),
-        "start_ns": pl.Int64(),
-        "size_bytes": pl.Int64(),
-        "delivered_bytes": pl.UInt64(),
-        "goodput_bps": pl.Float64(),
-        "sent_packets": pl.UInt64(),
-        "retransmissions": pl.UInt64(),
-        "timeouts": pl.UInt64(),
-        "fast_recoveries": pl.UInt64(),
-        "undos": pl.UInt64(),
-        "drops": pl.UInt64(),
-        "ss_exit_ns": pl.Int64(),
-        "ss_exit_cwnd": pl.Float64(),
-        "ss_exit_reason": pl.String(),
-        "congestion_losses": pl.Int64(),
-        "noncongestion_losses": pl.Int64(),
-        "completion_ns": pl.Int64(),
-    },
-    "links": {
-        "link": pl.UInt32(),
-        "name": pl.String(),
-        "alias": pl.String(),
-        "src": pl.String(),
-        "dst": pl.String(),
-        "rate_bps": pl.Float64(),
-        "delay_ns": pl.Int64(),
-        "queue": pl.String(),
-        "limit_packets": pl.Int64(),
-        "limit_bytes": pl.Int64(),
-        "forwarded_packets": pl.UInt64(),
-        "forwarded_bytes": pl.UInt64(),
-        "drops": pl.UInt64(),
-        "losses": pl.UInt64(),
-        "utilization": pl.Float64(),
-        "max_queue_packets": pl.UInt32(),
-    },
-    "windows": {
-        "link": pl.String(),
-        "from_ns": pl.Int64(),
-        "to_ns": pl.Int64(),
-        "utilization": pl.Float64(),
-    },
+_POLARS_DTYPES: dict[str, pl.DataType] = {
+    "f64": pl.Float64(),
+    "i64": pl.Int64(),
+    "u64": pl.UInt64(),
+    "u32": pl.UInt32(),
+    "u8": pl.UInt8(),
+    "str": pl.String(),
 }
+
+
+def _core_schemas() -> dict[str, dict[str, pl.DataType]]:
+    """The columns of every table, as the core declares them (``_core.schema()``)."""
+    return {
+        table["name"]: {c["name"]: _POLARS_DTYPES[c["dtype"]] for c in table["columns"]}
+        for table in _core.schema()
+    }
+
+
+_CORE_SCHEMAS = _core_schemas()
+"""Table -> column -> polars type; used as is when a table is empty (e.g. a series that
+``measure`` switched off), so that every Result has the same columns."""
 
 
 def run(
@@ -153,8 +100,9 @@ class Result:
     """The outputs of one run.
 
     Times are kept in integer nanoseconds (``*_ns`` columns) with a float seconds copy next to
-    them (``*_s``) for plotting; ``-1`` in a ``*_ns`` column means "none" and is ``null`` in
-    its ``*_s`` copy.
+    them (``*_s``) for plotting. "None" (a slow start that never ended, an unlimited ssthresh,
+    a flow without a size) is ``null`` in every table; the columns are declared once in the
+    core (``startlab.schema()``).
     """
 
     scenario: dict[str, Any]
@@ -212,7 +160,7 @@ class Result:
         stats: dict[str, Any] = {}
         if (directory / "summary.json").is_file():
             summary = json.loads((directory / "summary.json").read_text("utf-8"))
-            stats = {k: math.nan if v is None else v for k, v in summary.get("stats", {}).items()}
+            stats = dict(summary.get("stats", {}))
         phase = frames["flow_series"].schema.get("phase")
         names = tuple(phase.categories) if isinstance(phase, pl.Enum) else ()
         return cls(scenario=scenario, stats=stats, phase_names=names, **frames)
@@ -377,13 +325,17 @@ def _table(name: str, columns: Mapping[str, _core.Column]) -> pl.DataFrame:
 
 def _series(where: str, name: str, column: _core.Column) -> pl.Series:
     if isinstance(column, tuple):
-        dtype, data = column
+        dtype, data, validity = column
         try:
             np_dtype = _NUMPY_DTYPES[dtype]
         except KeyError:
             raise TypeError(f"{where}: unknown column type {dtype!r}") from None
         array = np.frombuffer(data, dtype=np_dtype).astype(np_dtype.newbyteorder("="), copy=False)
-        return pl.Series(name, array)
+        series = pl.Series(name, array)
+        if validity is not None:
+            present = pl.Series(np.frombuffer(validity, dtype=np.uint8).astype(bool))
+            series = pl.select(pl.when(present).then(series)).to_series().alias(name)
+        return series
     return pl.Series(name, column, dtype=pl.String)
 
 
@@ -394,12 +346,13 @@ def _place_after(frame: pl.DataFrame, anchor: str, new: pl.Expr, new_name: str) 
 
 
 def _with_seconds(frame: pl.DataFrame, *stems: str) -> pl.DataFrame:
-    """Add ``<stem>_s`` (float seconds, null for -1) after every ``<stem>_ns`` column."""
+    """Add ``<stem>_s`` (float seconds, null where the ``_ns`` value is) after every
+    ``<stem>_ns`` column."""
     for stem in stems:
         ns, s = f"{stem}_ns", f"{stem}_s"
         if ns not in frame.columns:
             continue
-        seconds = pl.when(pl.col(ns) >= 0).then(pl.col(ns).cast(pl.Float64) / NS_PER_S).alias(s)
+        seconds = (pl.col(ns).cast(pl.Float64) / NS_PER_S).alias(s)
         frame = _place_after(frame, ns, seconds, s)
     return frame
 

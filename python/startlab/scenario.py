@@ -118,6 +118,16 @@ class Scenario:
         """
         return Scenario(_apply_overrides(self.to_dict(), overrides), source=self._source)
 
+
+    def describe(self) -> _core.Description:
+        """What this scenario resolves to, without running it: every link with its name,
+        alias, rate and delay; the hosts; every flow (each copy of a ``count`` entry) with its
+        propagation round-trip time; the reference BDP; the sampled links."""
+        try:
+            return _core.describe(self.to_json())
+        except ValueError as e:  # pragma: no cover - the document was checked when built
+            raise core_error(e) from None
+
     # -- access -------------------------------------------------------------------------------
 
     @property

@@ -220,3 +220,66 @@ def test_plots_are_written_without_pyplot(result: Result, tmp_path: Path):
     assert proc.stdout.strip() == "[]"
     for name in ("cwnd.png", "queue.png", "throughput.png"):
         assert (tmp_path / name).read_bytes().startswith(b"\x89PNG")
+
+
+# -- the declared schema and "none" ------------------------------------------------------------
+
+
+def test_every_table_has_exactly_the_columns_the_core_declares(result: Result) -> None:
+    derived = {"time_s", "start_s", "ss_exit_s", "completion_s", "from_s", "to_s", "link_name"}
+    for table in startlab.schema():
+        frame = getattr(result, table["name"])
+        declared = [c["name"] for c in table["columns"]]
+        assert [c for c in frame.columns if c not in derived] == declared, table["name"]
+        for column in table["columns"]:
+            assert column["doc"], f"{table['name']}.{column['name']} has no description"
+            if column["name"].endswith("_ns"):
+                assert column["unit"] == "ns", column
+
+
+def test_none_is_null_in_every_table_never_a_sentinel() -> None:
+    # 100 KB on a 10 Mbps / 20 ms path over 0.05 s: neither finished nor out of slow start.
+    document = dumbbell(duration="0.05s", measure={"interval": "1ms"})
+    document["flows"][0]["size"] = "100KB"
+    document["flows"].append({"kind": "cbr", "rate": "1Mbps", "pair": 0})
+    r = startlab.run(document)
+    tcp, udp = r.flows.row(0, named=True), r.flows.row(1, named=True)
+    assert tcp["size_bytes"] == 100_000
+    assert tcp["completion_ns"] is None and tcp["completion_s"] is None
+    assert tcp["ss_exit_ns"] is None and tcp["ss_exit_cwnd"] is None
+    assert tcp["ss_exit_reason"] is None
+    assert tcp["congestion_losses"] is None  # NewReno does not classify losses
+    assert udp["cc"] is None and udp["size_bytes"] is None
+    # ssthresh starts unlimited, the RTT is unknown until the first ACK, nothing is paced.
+    first = r.flow_series.row(0, named=True)
+    assert first["ssthresh"] is None and first["srtt_ns"] is None
+    assert r.flow_series["pacing_rate_bps"].null_count() == r.flow_series.height
+    assert r.flow_series["srtt_ns"].drop_nulls().min() > 0  # type: ignore[operator]
+    assert r.links.filter(pl.col("alias") == "bottleneck")["limit_bytes"].to_list() == [None]
+    # No NaN or infinity anywhere.
+    for name in TABLES:
+        frame = getattr(r, name)
+        for column, dtype in frame.schema.items():
+            if dtype == pl.Float64:
+                assert frame[column].drop_nulls().is_finite().all(), f"{name}.{column}"
+    # The sweep metric counts the unfinished flow.
+    from startlab.sweep.metrics import compute_metrics, parse_metrics
+
+    (metric,) = parse_metrics({"unfinished": "unfinished"})
+    values, errors = compute_metrics(r, [metric])
+    assert errors == [] and values[metric.id] == 1
+
+
+def test_describe_gives_links_hosts_and_rtts_without_running() -> None:
+    # Access links 1 ms each way by default: RTT = 2 x (1 + 10 + 1) ms = 24 ms. BDP in packets
+    # of 1040 B (1000 + 40): 10 Mbps x 24 ms = 30 000 B = 28.85 packets.
+    document = dumbbell(flows=2)
+    document["topology"]["pair"] = [{}, {"sender_access": {"delay": "5ms"}}]
+    d = startlab.describe(document)
+    assert d["hosts"] == ["s0", "s1", "r0", "r1"]
+    assert [f["rtt_ns"] for f in d["flows"]] == [24_000_000, 32_000_000]
+    assert d["bdp_rtt_ns"] == 24_000_000
+    assert d["bdp_packets"] == pytest.approx(30_000 / 1040)
+    bottleneck = [link for link in d["links"] if link["alias"] == "bottleneck"]
+    assert len(bottleneck) == 1 and bottleneck[0]["rate_bps"] == 10e6
+    assert d["sampled_links"] == [bottleneck[0]["link"]]

@@ -11,19 +11,51 @@ use std::process::Command;
 use std::time::Instant;
 
 const SCENARIOS: &[(&str, &str, &str)] = &[
-    ("a", "1 NewReno flow, 100 Mbps, 100 ms, buffer BDP, 60 s", include_str!("../scenarios/a-newreno-100mbps.toml")),
-    ("b", "10 flows, 1 Gbps, 100 ms, buffer BDP, 60 s", include_str!("../scenarios/b-10-flows-1gbps.toml")),
-    ("c", "100 flows, 1 Gbps, 50 ms, buffer BDP, 30 s", include_str!("../scenarios/c-100-flows-1gbps.toml")),
-    ("d", "NewReno, 40 Mbps, 100 ms, ssthresh 32, 20 s (Wang et al. 2004)", include_str!("../scenarios/d-newreno-40mbps-seed000.toml")),
+    (
+        "a",
+        "1 NewReno flow, 100 Mbps, 100 ms, buffer BDP, 60 s",
+        include_str!("../scenarios/a-newreno-100mbps.toml"),
+    ),
+    (
+        "b",
+        "10 flows, 1 Gbps, 100 ms, buffer BDP, 60 s",
+        include_str!("../scenarios/b-10-flows-1gbps.toml"),
+    ),
+    (
+        "c",
+        "100 flows, 1 Gbps, 50 ms, buffer BDP, 30 s",
+        include_str!("../scenarios/c-100-flows-1gbps.toml"),
+    ),
+    (
+        "d",
+        "NewReno, 40 Mbps, 100 ms, ssthresh 32, 20 s (Wang et al. 2004)",
+        include_str!("../scenarios/d-newreno-40mbps-seed000.toml"),
+    ),
 ];
 
 /// The scenarios of the ns-3 comparison (`make bench-ns3`, bench/ns3/): (a)-(d) with the settings
 /// both simulators share. Run only by name (`--one ns3-a`), not by default.
 const NS3_SCENARIOS: &[(&str, &str, &str)] = &[
-    ("ns3-a", "1 NewReno flow, 100 Mbps, 100 ms, buffer BDP, 60 s", include_str!("../scenarios/ns3-a-newreno-100mbps.toml")),
-    ("ns3-b", "10 CUBIC flows, 1 Gbps, 100 ms, buffer BDP, 60 s", include_str!("../scenarios/ns3-b-10-cubic-1gbps.toml")),
-    ("ns3-c", "100 NewReno flows, 1 Gbps, 50 ms, buffer BDP, 30 s", include_str!("../scenarios/ns3-c-100-newreno-1gbps.toml")),
-    ("ns3-d", "Wang et al. 2004 Table 1: NewReno, 40 Mbps, 100 ms, ssthresh 32, 20 s", include_str!("../scenarios/ns3-d-seed000-table1.toml")),
+    (
+        "ns3-a",
+        "1 NewReno flow, 100 Mbps, 100 ms, buffer BDP, 60 s",
+        include_str!("../scenarios/ns3-a-newreno-100mbps.toml"),
+    ),
+    (
+        "ns3-b",
+        "10 CUBIC flows, 1 Gbps, 100 ms, buffer BDP, 60 s",
+        include_str!("../scenarios/ns3-b-10-cubic-1gbps.toml"),
+    ),
+    (
+        "ns3-c",
+        "100 NewReno flows, 1 Gbps, 50 ms, buffer BDP, 30 s",
+        include_str!("../scenarios/ns3-c-100-newreno-1gbps.toml"),
+    ),
+    (
+        "ns3-d",
+        "Wang et al. 2004 Table 1: NewReno, 40 Mbps, 100 ms, ssthresh 32, 20 s",
+        include_str!("../scenarios/ns3-d-seed000-table1.toml"),
+    ),
 ];
 
 /// Peak resident memory of this process, KiB (Linux `VmHWM`).
@@ -43,7 +75,11 @@ fn peak_rss_kib() -> u64 {
 fn cpu_time_s() -> f64 {
     std::fs::read_to_string("/proc/thread-self/schedstat")
         .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()))
+        .and_then(|s| {
+            s.split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<u64>().ok())
+        })
         .map_or(f64::NAN, |ns| ns as f64 * 1e-9)
 }
 
@@ -98,7 +134,11 @@ fn run_text(text: &str) {
 fn field(json: &str, key: &str) -> f64 {
     let pat = format!("\"{key}\":");
     let start = json.find(&pat).map(|i| i + pat.len()).unwrap_or(0);
-    json[start..].split([',', '}']).next().and_then(|v| v.parse().ok()).unwrap_or(f64::NAN)
+    json[start..]
+        .split([',', '}'])
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(f64::NAN)
 }
 
 fn main() {
@@ -112,15 +152,20 @@ fn main() {
         run_text(&text);
         return;
     }
-    let chosen: Vec<&(&str, &str, &str)> =
-        SCENARIOS.iter().filter(|s| args.is_empty() || args.iter().any(|a| a == s.0)).collect();
+    let chosen: Vec<&(&str, &str, &str)> = SCENARIOS
+        .iter()
+        .filter(|s| args.is_empty() || args.iter().any(|a| a == s.0))
+        .collect();
     let exe = std::env::current_exe().expect("own path");
     println!(
         "{:<3} {:<52} {:>8} {:>10} {:>12} {:>12} {:>9} {:>6} {:>6}",
         "", "scenario", "wall s", "events", "events/s", "packets/s", "peak MiB", "util", "drops"
     );
     for (name, what, _) in chosen {
-        let out = Command::new(&exe).args(["--one", name]).output().expect("runs");
+        let out = Command::new(&exe)
+            .args(["--one", name])
+            .output()
+            .expect("runs");
         let line = String::from_utf8_lossy(&out.stdout);
         let wall = field(&line, "wall_s");
         let events = field(&line, "events");

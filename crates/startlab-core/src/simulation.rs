@@ -14,8 +14,8 @@
 
 use crate::cc::registry::ControllerFactory;
 use crate::cc::Phase;
-use crate::measure::recorder::{self, TcpFlowFacts};
 pub use crate::measure::recorder::MeasureSpec;
+use crate::measure::recorder::{self, TcpFlowFacts};
 use crate::measure::{jain_index, Flows, Recorder, Report, RunStats};
 use crate::net::{Admission, FlowId, LinkId, Network, NodeId, Packet, PacketKind, NO_ROUTE};
 use crate::rng::{streams, Rng};
@@ -515,10 +515,14 @@ impl Simulation {
     // ----- measurement ---------------------------------------------------------------------
 
     fn sample(&mut self) {
-        let tcp = self.flows.iter().enumerate().filter_map(|(f, slot)| match slot {
-            Slot::Tcp(t) => Some((f as FlowId, &t.sender, &t.receiver)),
-            Slot::Udp(..) => None,
-        });
+        let tcp = self
+            .flows
+            .iter()
+            .enumerate()
+            .filter_map(|(f, slot)| match slot {
+                Slot::Tcp(t) => Some((f as FlowId, &t.sender, &t.receiver)),
+                Slot::Udp(..) => None,
+            });
         self.recorder.sample(self.now, tcp, &mut self.net);
     }
 

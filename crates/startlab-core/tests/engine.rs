@@ -337,8 +337,18 @@ dst = "cr1_0"
 "#;
     let r = run_toml(text);
     assert!(r.flows.rows().into_iter().all(|f| f.delivered_bytes > 0));
-    let hop0 = r.links.rows().into_iter().find(|l| l.alias.as_deref() == Some("hop0")).unwrap();
-    let hop1 = r.links.rows().into_iter().find(|l| l.alias.as_deref() == Some("hop1")).unwrap();
+    let hop0 = r
+        .links
+        .rows()
+        .into_iter()
+        .find(|l| l.alias.as_deref() == Some("hop0"))
+        .unwrap();
+    let hop1 = r
+        .links
+        .rows()
+        .into_iter()
+        .find(|l| l.alias.as_deref() == Some("hop1"))
+        .unwrap();
     assert!(hop0.utilization > 0.5 && hop1.utilization > 0.5);
 }
 
@@ -359,7 +369,12 @@ size = { distribution = "lognormal-pareto", mu = 9.357, sigma = 1.328, tail_frac
     let n = r.flows.len();
     // Poisson with mean 150 arrivals in 15 s.
     assert!(n > 110 && n < 190, "{n}");
-    let done = r.flows.rows().into_iter().filter(|f| f.completion_ns.is_some_and(|c| c > 0)).count();
+    let done = r
+        .flows
+        .rows()
+        .into_iter()
+        .filter(|f| f.completion_ns.is_some_and(|c| c > 0))
+        .count();
     assert!(done as f64 > 0.9 * n as f64, "{done} of {n}");
     assert_eq!(
         r.stats.packets_created,
@@ -394,7 +409,10 @@ interval = "event"
     );
     // 5 segments sent at once after the handshake: the last ACK comes one more RTT later.
     let c = r.flows.row(0).completion_ns;
-    assert!(c.is_some_and(|c| c > 200_000_000 && c < 201_000_000), "{c:?}");
+    assert!(
+        c.is_some_and(|c| c > 200_000_000 && c < 201_000_000),
+        "{c:?}"
+    );
 }
 
 #[test]
@@ -439,8 +457,14 @@ fn initial_spreading_matches_the_closed_form_of_the_uncongested_case() {
     // Seed 004 §III.C.1: the whole IW of n segments is acknowledged after RTT + (n - 1) T2
     // without spreading and RTT + (n - 1) RTT / n with it, T2 being the bottleneck's time per
     // packet: the difference is (n - 1)(RTT / n - T2).
-    let burst = run_toml(&sallantin_topology("none", "10000B", "2s")).flows.row(0).completion_ns.unwrap() as f64;
-    let spread = run_toml(&sallantin_topology("initial-spreading", "10000B", "2s")).flows.row(0)
+    let burst = run_toml(&sallantin_topology("none", "10000B", "2s"))
+        .flows
+        .row(0)
+        .completion_ns
+        .unwrap() as f64;
+    let spread = run_toml(&sallantin_topology("initial-spreading", "10000B", "2s"))
+        .flows
+        .row(0)
         .completion_ns
         .unwrap() as f64;
     // The handshake RTT: 2 x 60 ms of propagation plus a 40-byte packet on 40, 10 and 40 Mbps

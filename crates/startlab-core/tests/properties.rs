@@ -84,8 +84,7 @@ fn toml(c: &Case) -> String {
 
 fn run(text: &str) -> startlab_core::measure::Report {
     let s = scenario::from_toml(text).unwrap();
-    scenario::build(scenario::resolve(&s).unwrap())
-        .run()
+    scenario::build(scenario::resolve(&s).unwrap()).run()
 }
 
 proptest! {

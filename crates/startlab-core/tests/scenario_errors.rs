@@ -201,3 +201,54 @@ fn json_errors_carry_no_position_in_the_json_text() {
         e.message
     );
 }
+
+#[test]
+fn a_flow_between_two_pairs_of_parallel_paths_is_refused() {
+    // Each pair of kind = "parallel" has a path of its own: s0 reaches r0 only.
+    let text = BASE.replace("kind = \"dumbbell\"", "kind = \"parallel\"\npairs = 2")
+        + "src = \"s0\"\ndst = \"r1\"\n";
+    let e = error(&text);
+    assert!(
+        e.starts_with("flows[0].dst: no path from \"s0\" to \"r1\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_resolved_scenario_describes_links_hosts_and_rtts() {
+    // Access links 1 ms each way: RTT = 2 x (1 + 40 + 1) ms = 84 ms; 40 Mbps x 84 ms = 420 000 B
+    // = 403.85 packets of 1000 + 40 B. The second copy of the entry starts 1 s later.
+    let text = BASE.to_string() + "count = 2\nstagger = \"1s\"\n";
+    let r = scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap();
+    let d = r.describe();
+    assert_eq!(d.hosts, ["s0", "r0"]);
+    assert_eq!(d.bdp.rtt, startlab_core::Duration::from_millis(84));
+    assert!((d.bdp.packets - 420_000.0 / 1040.0).abs() < 1e-9);
+    let labels: Vec<&str> = d.flows.iter().map(|f| f.label.as_str()).collect();
+    assert_eq!(labels, ["newreno#0", "newreno#1"]);
+    assert!(d
+        .flows
+        .iter()
+        .all(|f| f.rtt == startlab_core::Duration::from_millis(84)));
+    let bottleneck: Vec<_> = d
+        .links
+        .iter()
+        .filter(|l| l.alias.as_deref() == Some("bottleneck"))
+        .collect();
+    assert_eq!(bottleneck.len(), 1);
+    assert_eq!(
+        bottleneck[0].delay,
+        startlab_core::Duration::from_millis(40)
+    );
+    assert_eq!(d.sampled_links, [bottleneck[0].link]);
+    match &r.flows[0].traffic {
+        scenario::Traffic::Tcp { connections, .. } => {
+            assert_eq!(connections.len(), 2);
+            assert_eq!(
+                connections[1].start,
+                startlab_core::Time::from_nanos(1_000_000_000)
+            );
+        }
+        other => panic!("not TCP: {other:?}"),
+    }
+}

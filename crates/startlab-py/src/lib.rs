@@ -8,8 +8,8 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::IntoPyObjectExt;
 use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::IntoPyObjectExt;
 use startlab_core::cc::registry;
 use startlab_core::cc::Phase;
 use startlab_core::measure::schema::{ColumnData, ColumnDef, Table};
@@ -86,7 +86,11 @@ fn le_bytes<T: Le>(values: impl Iterator<Item = T>) -> Vec<u8> {
 /// A column as Python gets it: `(dtype, values, validity)` for numbers — little-endian bytes,
 /// and one byte per row (1 = present) or `None` when the column cannot hold nulls — or a list
 /// of `str`/`None` for text.
-fn column<'py>(py: Python<'py>, def: &ColumnDef, data: ColumnData<'_>) -> PyResult<Bound<'py, PyAny>> {
+fn column<'py>(
+    py: Python<'py>,
+    def: &ColumnDef,
+    data: ColumnData<'_>,
+) -> PyResult<Bound<'py, PyAny>> {
     fn numbers<'py, T: Le>(
         py: Python<'py>,
         dtype: &str,
@@ -96,7 +100,11 @@ fn column<'py>(py: Python<'py>, def: &ColumnDef, data: ColumnData<'_>) -> PyResu
         let valid: Vec<u8> = values.iter().map(|v| v.is_some() as u8).collect();
         (dtype, PyBytes::new(py, &bytes), PyBytes::new(py, &valid)).into_bound_py_any(py)
     }
-    fn plain<'py, T: Le>(py: Python<'py>, dtype: &str, values: &[T]) -> PyResult<Bound<'py, PyAny>> {
+    fn plain<'py, T: Le>(
+        py: Python<'py>,
+        dtype: &str,
+        values: &[T],
+    ) -> PyResult<Bound<'py, PyAny>> {
         let bytes = le_bytes(values.iter().copied());
         (dtype, PyBytes::new(py, &bytes), py.None()).into_bound_py_any(py)
     }
@@ -110,7 +118,9 @@ fn column<'py>(py: Python<'py>, def: &ColumnDef, data: ColumnData<'_>) -> PyResu
         ColumnData::OptF64(v) => numbers(py, dtype, v),
         ColumnData::OptI64(v) => numbers(py, dtype, v),
         ColumnData::Str(v) => PyList::new(py, v.iter().map(String::as_str))?.into_bound_py_any(py),
-        ColumnData::OptStr(v) => PyList::new(py, v.iter().map(Option::as_deref))?.into_bound_py_any(py),
+        ColumnData::OptStr(v) => {
+            PyList::new(py, v.iter().map(Option::as_deref))?.into_bound_py_any(py)
+        }
     }
 }
 
@@ -207,7 +217,10 @@ fn run<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyDict>
     });
     let (resolved, report) = outcome.map_err(scenario_error)?;
     let out = PyDict::new(py);
-    out.set_item("resolved", serde_json::to_string(&resolved).expect("serializes"))?;
+    out.set_item(
+        "resolved",
+        serde_json::to_string(&resolved).expect("serializes"),
+    )?;
     out.set_item("tables", tables(py, &report)?)?;
     let stats = PyDict::new(py);
     stats.set_item("events", report.stats.events)?;

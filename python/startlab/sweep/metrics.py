@@ -750,12 +750,8 @@ def _per_flow(context: _Context, metric: Metric, flows: pl.DataFrame) -> np.ndar
             return delivered
         return delivered * 8 * NS_PER_S / (end - start)
     column = flows[metric.spec.column]
-    if metric.kind == "completion_time":
-        column = column.fill_null(float("nan"))
-    if metric.kind in ("congestion_losses", "noncongestion_losses"):
-        # -1: the flow's controller does not classify losses.
-        values = column.cast(pl.Float64).to_numpy()
-        return np.where(values < 0, np.nan, values)
+    # null (a slow start that never ended, a flow that did not finish, a controller that does
+    # not classify losses) is NaN here, which the aggregation leaves out.
     return column.cast(pl.Float64).fill_null(float("nan")).to_numpy()
 
 
@@ -765,7 +761,7 @@ def _flow_metric(context: _Context, metric: Metric) -> Any:
         row = context.flow_row(flow)
         frame = context.result.flows.filter(pl.col("flow") == flow)
         if metric.kind == "ss_exit_reason":
-            return row["ss_exit_reason"] or None  # "" in the flows table: never
+            return row["ss_exit_reason"]  # null in the flows table: never
         if row["kind"] != "tcp" and metric.kind not in ("goodput", "delivered"):
             return None
         value = _per_flow(context, metric, frame)[0]
@@ -836,8 +832,8 @@ def _jain(context: _Context, metric: Metric) -> Any:
 
 
 def _unfinished(context: _Context, metric: Metric) -> Any:
-    flows = context.tcp_flows(metric.param("label")).filter(pl.col("size_bytes") >= 0)
-    return flows.filter(pl.col("completion_ns") < 0).height
+    flows = context.tcp_flows(metric.param("label")).filter(pl.col("size_bytes").is_not_null())
+    return flows.filter(pl.col("completion_ns").is_null()).height
 
 
 def _events(context: _Context, metric: Metric) -> Any:

@@ -495,8 +495,13 @@ pub struct ControllerFactory {
 impl ControllerFactory {
     /// A new controller for one connection.
     pub fn build(&self) -> Box<dyn CongestionControl> {
-        build(&self.cc, &self.cc_params, &self.startup, &self.startup_params)
-            .expect("checked by factory()")
+        build(
+            &self.cc,
+            &self.cc_params,
+            &self.startup,
+            &self.startup_params,
+        )
+        .expect("checked by factory()")
     }
     pub fn cc(&self) -> &str {
         &self.cc

@@ -192,7 +192,9 @@ impl Recorder {
                 link: net.link_names[w.link as usize].clone(),
                 from_ns: w.from.as_nanos() as i64,
                 to_ns: w.to.as_nanos() as i64,
-                utilization: w.utilization.expect("every window ends by the end of the run"),
+                utilization: w
+                    .utilization
+                    .expect("every window ends by the end of the run"),
             });
         }
         (self.flow_series, self.queue_series, windows)
@@ -256,9 +258,7 @@ pub fn tcp_summary(f: TcpFlowFacts<'_>, net: &Network, end: Time) -> FlowSummary
         ss_exit_reason: exit.map(|e| e.reason.to_string()),
         congestion_losses: verdicts.map(|v| v.congestion as i64),
         noncongestion_losses: verdicts.map(|v| v.non_congestion as i64),
-        completion_ns: s
-            .completed_at
-            .map(|c| (c - s.start_time).as_nanos() as i64),
+        completion_ns: s.completed_at.map(|c| (c - s.start_time).as_nanos() as i64),
     }
 }
 

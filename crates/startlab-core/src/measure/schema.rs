@@ -214,7 +214,10 @@ pub(crate) use table;
 
 #[doc(hidden)]
 pub fn first_len(lens: &[usize]) -> usize {
-    debug_assert!(lens.windows(2).all(|w| w[0] == w[1]), "columns of unequal length");
+    debug_assert!(
+        lens.windows(2).all(|w| w[0] == w[1]),
+        "columns of unequal length"
+    );
     lens.first().copied().unwrap_or(0)
 }
 

@@ -8,8 +8,10 @@
 //! flow carries `mss` bytes.
 
 pub mod intervals;
+mod pacer;
 pub mod receiver;
 pub mod rtt;
+mod scoreboard;
 pub mod sender;
 
 pub use receiver::TcpReceiver;

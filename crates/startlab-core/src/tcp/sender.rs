@@ -6,8 +6,9 @@
 //! RFC 5681 FlightSize and fast recovery inflates cwnd by one segment per duplicate ACK; with SACK
 //! recovery cwnd is not inflated and the pipe shrinks as segments are SACKed or deemed lost.
 
-use super::intervals::IntervalSet;
+use super::pacer::{pacing_rate, rate_of, Pacer, Window};
 use super::rtt::RttEstimator;
+use super::scoreboard::{Scoreboard, SegState};
 use super::{FlowSize, Outbox, Pacing, Recovery, TcpConfig};
 use crate::cc::{
     Ack, AckSample, CaState, CongestionControl, CwndEvent, ExitReason, LossVerdicts, Phase,
@@ -15,25 +16,6 @@ use crate::cc::{
 };
 use crate::net::{FlowId, NodeId, Packet, PacketKind, SackBlocks};
 use crate::time::{Duration, Time};
-use crate::units::Rate;
-use std::collections::VecDeque;
-
-/// What the sender remembers of each segment between `snd_una` and `high_tx`.
-#[derive(Copy, Clone, Debug)]
-struct SegState {
-    /// Last (re)transmission.
-    sent_at: Time,
-    /// `tcb.delivered` and the time of the last delivery when it was sent (rate sampling).
-    delivered_at_send: u64,
-    delivered_time_at_send: Time,
-    sacked: bool,
-    /// Deemed lost (by duplicate ACKs, SACK or a timeout) and not acknowledged since.
-    lost: bool,
-    /// A retransmission of this lost segment is in the network (counted in `retrans_out`).
-    retx_in_flight: bool,
-    /// Ever retransmitted (Karn's rule: no RTT sample from it).
-    retransmitted: bool,
-}
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum ConnState {
@@ -73,6 +55,11 @@ pub struct SlowStartExit {
     pub reason: ExitReason,
 }
 
+/// The largest congestion window the sender uses, in segments (Linux has `snd_cwnd_clamp`;
+/// tcp_cubic.c: "designed and tested for cwnd < 1 million packets"). It bounds the memory of
+/// the scoreboard and of the queues, whatever a controller's parameters make of cwnd.
+pub const CWND_CLAMP_SEGMENTS: f64 = (1 << 20) as f64;
+
 #[derive(Debug)]
 pub struct TcpSender {
     flow: FlowId,
@@ -83,29 +70,16 @@ pub struct TcpSender {
     pub tcb: Tcb,
     cc: Box<dyn CongestionControl>,
     state: ConnState,
-    segs: VecDeque<SegState>,
-    /// SACKed segments above `snd_una` (SACK recovery only).
-    sacked: IntervalSet,
-    sacked_out: u32,
-    lost_out: u32,
-    retrans_out: u32,
+    /// What is known of every segment between `snd_una` and `high_tx`.
+    board: Scoreboard,
     dupacks: u32,
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint: `high_tx` when recovery began.
     recover: u32,
     /// RFC 6582 §3.2 step 5 ("Impatient"): the timer is reset on the first partial ACK only.
     partial_ack_seen: bool,
-    /// No lost, not-yet-retransmitted segment lies below this.
-    retx_hint: u32,
-    /// The three highest SACKed segments, highest first (RFC 6675 IsLost with DupThresh = 3:
-    /// an unSACKed segment below the third is lost).
-    top_sacked: [Option<u32>; 3],
-    /// Unsacked segments below this have been checked by the SACK loss rule.
-    lost_mark_hint: u32,
     rtt: RttEstimator,
     rto_deadline: Option<Time>,
-    /// Earliest time the next segment may leave when paced.
-    pace_next: Time,
-    pace_blocked: bool,
+    pacer: Pacer,
     syn_sent_at: Option<Time>,
     syn_retransmitted: bool,
     delivered_time: Time,
@@ -152,21 +126,13 @@ impl TcpSender {
             tcb,
             cc,
             state: ConnState::NotStarted,
-            segs: VecDeque::new(),
-            sacked: IntervalSet::new(),
-            sacked_out: 0,
-            lost_out: 0,
-            retrans_out: 0,
+            board: Scoreboard::default(),
             dupacks: 0,
             recover: 0,
             partial_ack_seen: false,
-            retx_hint: 0,
-            top_sacked: [None; 3],
-            lost_mark_hint: 0,
             rtt,
             rto_deadline: None,
-            pace_next: Time::ZERO,
-            pace_blocked: false,
+            pacer: Pacer::default(),
             syn_sent_at: None,
             syn_retransmitted: false,
             delivered_time: start_time,
@@ -187,9 +153,14 @@ impl TcpSender {
         self.tcb.high_tx - self.tcb.snd_una
     }
 
+    /// DupThresh of RFC 6675's IsLost, within the three SACKed segments the scoreboard keeps.
+    fn dupthresh(&self) -> usize {
+        self.cfg.dupack_threshold.clamp(1, 3) as usize
+    }
+
     /// Segments in the network (see the module docs).
     pub fn in_flight(&self) -> u32 {
-        self.packets_out() - self.sacked_out - self.lost_out + self.retrans_out
+        self.board.in_flight(self.packets_out())
     }
 
     pub fn phase(&self) -> Phase {
@@ -238,7 +209,7 @@ impl TcpSender {
 
     /// When the sender next needs [`TcpSender::on_timer`].
     pub fn next_timer(&self) -> Option<Time> {
-        let pace = self.pace_blocked.then_some(self.pace_next);
+        let pace = self.pacer.deadline();
         match (self.rto_deadline, pace) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -300,8 +271,7 @@ impl TcpSender {
         if matches!(self.rto_deadline, Some(d) if d <= now) {
             self.on_rto(now, out);
         }
-        if self.pace_blocked && self.pace_next <= now {
-            self.pace_blocked = false;
+        if self.pacer.due(now) {
             self.try_send(now, out);
         }
     }
@@ -332,37 +302,18 @@ impl TcpSender {
         };
 
         if self.cfg.recovery == Recovery::Sack && !pkt.sack.is_empty() {
-            self.apply_sack(
+            delivered += self.board.apply_sack(
+                (self.tcb.snd_una, self.tcb.high_tx),
                 ack,
                 &pkt.sack,
-                &mut delivered,
-                &mut |s, n| note(s, n),
-                &mut newest,
+                &mut |s| note(s, &mut newest),
             );
         }
         if ack > una_before {
-            for _ in una_before..ack {
-                let s = self
-                    .segs
-                    .pop_front()
-                    .expect("scoreboard covers snd_una..high_tx");
-                if s.sacked {
-                    self.sacked_out -= 1;
-                } else {
-                    delivered += 1;
-                    note(&s, &mut newest);
-                    if s.lost {
-                        self.lost_out -= 1;
-                    }
-                    if s.retx_in_flight {
-                        self.retrans_out -= 1;
-                    }
-                }
-            }
+            delivered += self
+                .board
+                .advance(una_before, ack, &mut |s| note(s, &mut newest));
             self.tcb.snd_una = ack;
-            self.sacked.remove_below(ack);
-            self.retx_hint = self.retx_hint.max(ack);
-            self.lost_mark_hint = self.lost_mark_hint.max(ack);
         }
 
         self.last_rtt_sample = None;
@@ -417,9 +368,12 @@ impl TcpSender {
         }
         if self.cfg.recovery == Recovery::Sack {
             if self.tcb.ca_state == CaState::Recovery {
-                self.mark_sack_losses();
+                self.board
+                    .mark_sack_losses(self.dupthresh(), self.tcb.snd_una, self.tcb.high_tx);
             } else if matches!(self.tcb.ca_state, CaState::Open | CaState::Disorder)
-                && self.is_lost_by_sack(self.tcb.snd_una)
+                && self
+                    .board
+                    .is_lost_by_sack(self.dupthresh(), self.tcb.snd_una, self.tcb.snd_una)
                 && ack >= self.recover
             {
                 // RFC 6675 §5 step (2): IsLost(HighACK + 1) starts recovery too.
@@ -448,119 +402,17 @@ impl TcpSender {
     /// Sets the pacing rate of the `Window` and `Linux` modes from cwnd and srtt.
     fn update_pacing(&mut self) {
         let Some(srtt) = self.rtt.srtt() else { return };
-        let ratio = match self.cfg.pacing {
-            Pacing::Window => 1.0,
-            Pacing::Linux { ss_ratio, ca_ratio } => {
-                if self.tcb.cwnd < self.tcb.ssthresh / 2.0 {
-                    ss_ratio
-                } else {
-                    ca_ratio
-                }
-            }
-            Pacing::ByController | Pacing::InitialSpreading => return,
+        let window = Window {
+            cwnd: self.tcb.cwnd,
+            ssthresh: self.tcb.ssthresh,
+            packets_out: self.packets_out(),
+            wire_bytes: self.tcb.wire_bytes,
         };
-        // Linux paces max(cwnd, packets_out) so that recovery is not slowed down.
-        let window = self.tcb.cwnd.max(self.packets_out() as f64);
-        self.tcb.pacing_rate = Some(rate_of(ratio * window * self.tcb.wire_bytes as f64, srtt));
-    }
-
-    fn apply_sack(
-        &mut self,
-        ack: u32,
-        blocks: &SackBlocks,
-        delivered: &mut u32,
-        note: &mut dyn FnMut(&SegState, &mut Option<SegState>),
-        newest: &mut Option<SegState>,
-    ) {
-        let mut pieces: Vec<(u32, u32)> = Vec::new();
-        for (a, b) in blocks.iter() {
-            let (a, b) = (a.max(ack), b.min(self.tcb.high_tx));
-            if a < b {
-                self.sacked.insert(a, b, |x, y| pieces.push((x, y)));
-            }
-        }
-        let una = self.tcb.snd_una;
-        for (x, y) in pieces {
-            for seq in x..y {
-                let s = &mut self.segs[(seq - una) as usize];
-                s.sacked = true;
-                if s.lost {
-                    s.lost = false;
-                    self.lost_out -= 1;
-                }
-                if s.retx_in_flight {
-                    s.retx_in_flight = false;
-                    self.retrans_out -= 1;
-                }
-                let copy = *s;
-                self.sacked_out += 1;
-                *delivered += 1;
-                note(&copy, newest);
-            }
-            // Keep the three highest SACKed segments.
-            for seq in (x.max(y.saturating_sub(3))..y).rev() {
-                self.note_top_sacked(seq);
-            }
+        if let Some(rate) = pacing_rate(self.cfg.pacing, window, srtt) {
+            self.tcb.pacing_rate = Some(rate);
         }
     }
 
-    fn note_top_sacked(&mut self, seq: u32) {
-        let t = &mut self.top_sacked;
-        if t.contains(&Some(seq)) {
-            return;
-        }
-        if t[0].map_or(true, |v| seq > v) {
-            *t = [Some(seq), t[0], t[1]];
-        } else if t[1].map_or(true, |v| seq > v) {
-            *t = [t[0], Some(seq), t[1]];
-        } else if t[2].map_or(true, |v| seq > v) {
-            t[2] = Some(seq);
-        }
-    }
-
-    /// RFC 6675 IsLost(seq) with all segments full-sized: at least DupThresh segments above it
-    /// have been SACKed.
-    fn is_lost_by_sack(&self, seq: u32) -> bool {
-        let k = self.cfg.dupack_threshold.clamp(1, 3) as usize;
-        match self.top_sacked[k - 1] {
-            Some(kth) => {
-                seq < kth
-                    && seq >= self.tcb.snd_una
-                    && !self.segs[(seq - self.tcb.snd_una) as usize].sacked
-            }
-            None => false,
-        }
-    }
-
-    /// Marks lost every unSACKed segment that IsLost() now covers.
-    fn mark_sack_losses(&mut self) {
-        let k = self.cfg.dupack_threshold.clamp(1, 3) as usize;
-        let Some(boundary) = self.top_sacked[k - 1] else {
-            return;
-        };
-        let start = self.lost_mark_hint.max(self.tcb.snd_una);
-        for seq in start..boundary.min(self.tcb.high_tx) {
-            self.mark_lost(seq);
-        }
-        self.lost_mark_hint = self.lost_mark_hint.max(boundary);
-    }
-
-    fn mark_lost(&mut self, seq: u32) {
-        let s = &mut self.segs[(seq - self.tcb.snd_una) as usize];
-        if s.sacked || s.lost {
-            return;
-        }
-        s.lost = true;
-        self.lost_out += 1;
-        if s.retx_in_flight {
-            s.retx_in_flight = false;
-            self.retrans_out -= 1;
-        }
-        self.retx_hint = self.retx_hint.min(seq);
-    }
-
-    /// `acked`: the advance of the cumulative ACK; `delivered`: segments newly delivered by this
-    /// ACK, cumulatively or by SACK, which is what controllers grow by (Linux `acked`).
     fn on_new_data_acked(
         &mut self,
         now: Time,
@@ -582,7 +434,7 @@ impl TcpSender {
                 } else if self.cfg.recovery == Recovery::NewReno {
                     // Partial ACK (RFC 6582 §3.2 step 5): retransmit the first unacknowledged
                     // segment, deflate by the amount acknowledged, add back one segment.
-                    self.mark_lost(self.tcb.snd_una);
+                    self.board.mark_lost(self.tcb.snd_una, self.tcb.snd_una);
                     self.retransmit_now(self.tcb.snd_una, now, out);
                     self.tcb.cwnd = (self.tcb.cwnd - acked as f64 + 1.0).max(1.0);
                     restart_timer = !self.partial_ack_seen;
@@ -670,10 +522,10 @@ impl TcpSender {
         self.tcb.cwnd = self.cc.undo_cwnd(&mut self.tcb);
         self.tcb.ssthresh = self.tcb.ssthresh.max(u.prior_ssthresh);
         // Segments deemed lost but never retransmitted were not lost after all.
-        for s in self.segs.iter_mut() {
+        for s in self.board.segs.iter_mut() {
             if s.lost && !s.retx_in_flight {
                 s.lost = false;
-                self.lost_out -= 1;
+                self.board.lost_out -= 1;
             }
         }
         self.dupacks = 0;
@@ -688,12 +540,13 @@ impl TcpSender {
         self.recover = self.tcb.high_tx;
         self.partial_ack_seen = false;
         self.set_ca_state(CaState::Recovery, now);
-        self.mark_lost(self.tcb.snd_una);
+        self.board.mark_lost(self.tcb.snd_una, self.tcb.snd_una);
         match self.cfg.recovery {
             // RFC 6675 §5 step (4.2): cwnd = ssthresh, no inflation.
             Recovery::Sack => {
                 self.tcb.cwnd = self.tcb.ssthresh;
-                self.mark_sack_losses();
+                self.board
+                    .mark_sack_losses(self.dupthresh(), self.tcb.snd_una, self.tcb.high_tx);
             }
             // RFC 5681 §3.2 step 2 / RFC 6582: cwnd = ssthresh + 3 segments.
             Recovery::Reno | Recovery::NewReno => {
@@ -738,16 +591,7 @@ impl TcpSender {
         self.recover = self.tcb.high_tx;
         self.dupacks = 0;
         // Everything outstanding and not SACKed is deemed lost; it is sent again from snd_una.
-        for s in self.segs.iter_mut() {
-            if !s.sacked && !s.lost {
-                s.lost = true;
-                self.lost_out += 1;
-            }
-            s.retx_in_flight = false;
-        }
-        self.retrans_out = 0;
-        self.retx_hint = self.tcb.snd_una;
-        self.lost_mark_hint = self.tcb.high_tx;
+        self.board.mark_all_lost(self.tcb.snd_una, self.tcb.high_tx);
         // RFC 6298 §5.4-5.6: retransmit the earliest segment, back off, restart the timer.
         self.rtt.back_off();
         self.retransmit_now(self.tcb.snd_una, now, out);
@@ -781,7 +625,7 @@ impl TcpSender {
         self.state = ConnState::Done;
         self.completed_at = Some(now);
         self.rto_deadline = None;
-        self.pace_blocked = false;
+        self.pacer.stop();
         self.tcb.in_flight = 0;
     }
 
@@ -808,14 +652,14 @@ impl TcpSender {
     /// The next segment to send: a lost segment not yet retransmitted (lowest first, RFC 6675
     /// NextSeg rule 1), else new data if the receiver's window allows (rule 2).
     fn next_segment(&mut self) -> Option<u32> {
-        if self.lost_out > self.retrans_out {
-            self.retx_hint = self.retx_hint.max(self.tcb.snd_una);
-            while self.retx_hint < self.tcb.high_tx {
-                let s = &self.segs[(self.retx_hint - self.tcb.snd_una) as usize];
+        if self.board.lost_out > self.board.retrans_out {
+            self.board.retx_hint = self.board.retx_hint.max(self.tcb.snd_una);
+            while self.board.retx_hint < self.tcb.high_tx {
+                let s = &self.board.segs[(self.board.retx_hint - self.tcb.snd_una) as usize];
                 if s.lost && !s.retx_in_flight && !s.sacked {
-                    return Some(self.retx_hint);
+                    return Some(self.board.retx_hint);
                 }
-                self.retx_hint += 1;
+                self.board.retx_hint += 1;
             }
         }
         let new = self.tcb.high_tx;
@@ -826,6 +670,8 @@ impl TcpSender {
         if self.state != ConnState::Established {
             return;
         }
+        // Whatever a controller computed, the window stays within what a run can hold.
+        self.tcb.cwnd = self.tcb.cwnd.min(CWND_CLAMP_SEGMENTS);
         loop {
             let cwnd = self.tcb.cwnd.floor().max(0.0) as u32;
             if self.in_flight() >= cwnd {
@@ -837,8 +683,7 @@ impl TcpSender {
                 self.tcb.cwnd_limited = false;
                 break;
             };
-            if self.tcb.pacing_rate.is_some() && now < self.pace_next {
-                self.pace_blocked = true;
+            if self.pacer.hold(now, self.tcb.pacing_rate) {
                 break;
             }
             self.transmit(seq, now, out, false);
@@ -873,13 +718,13 @@ impl TcpSender {
             retransmitted: false,
         };
         if seq == self.tcb.high_tx {
-            self.segs.push_back(fresh);
+            self.board.segs.push_back(fresh);
             self.tcb.high_tx += 1;
         } else {
-            let s = &mut self.segs[(seq - self.tcb.snd_una) as usize];
+            let s = &mut self.board.segs[(seq - self.tcb.snd_una) as usize];
             if s.lost && !s.retx_in_flight {
                 s.retx_in_flight = true;
-                self.retrans_out += 1;
+                self.board.retrans_out += 1;
             }
             s.retransmitted = true;
             s.sent_at = now;
@@ -890,11 +735,8 @@ impl TcpSender {
         self.stats.sent_packets += 1;
         let payload = self.size.payload(seq, self.cfg.mss_bytes);
         let wire_bytes = payload + self.cfg.header_bytes;
-        if let Some(rate) = self.tcb.pacing_rate {
-            if rate.bps() > 0 {
-                self.pace_next = self.pace_next.max(now) + rate.transmit_time(wire_bytes as u64);
-            }
-        }
+        self.pacer
+            .on_transmit(now, self.tcb.pacing_rate, wire_bytes as u64);
         // RFC 6298 §5.1: start the timer if it is not running.
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
@@ -928,15 +770,12 @@ impl TcpSender {
 }
 
 /// `bytes` per `period` as a rate (at least 1 bit/s).
-fn rate_of(bytes: f64, period: Duration) -> Rate {
-    let bps = bytes * 8.0 / period.as_secs_f64().max(1e-9);
-    Rate::from_bps(bps.round().max(1.0) as u64)
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cc::reno::{Reno, RenoConfig};
+    use crate::units::Rate;
 
     /// A controller that paces at a fixed rate and keeps cwnd at 10 through `cong_control`.
     #[derive(Debug, Default)]
@@ -983,6 +822,36 @@ mod tests {
 
     fn ms(x: u64) -> Time {
         Time::ZERO + Duration::from_millis(x)
+    }
+
+    /// A controller gone wild: a window of 10^15 segments.
+    #[derive(Debug)]
+    struct Huge;
+    impl CongestionControl for Huge {
+        fn init(&mut self, tcb: &mut Tcb, _now: Time) {
+            tcb.cwnd = 1e15;
+        }
+        fn ssthresh(&mut self, tcb: &mut Tcb, _now: Time) -> f64 {
+            tcb.cwnd
+        }
+        fn cong_avoid(&mut self, _tcb: &mut Tcb, _ack: &Ack, _now: Time) {}
+    }
+
+    #[test]
+    fn no_controller_can_make_the_sender_send_more_than_the_clamp() {
+        let mut s = TcpSender::new(
+            0,
+            0,
+            1,
+            TcpConfig::default(),
+            FlowSize::UNLIMITED,
+            Box::new(Huge),
+            Time::ZERO,
+        );
+        let mut out = Outbox::default();
+        s.start(Time::ZERO, &mut out);
+        assert_eq!(out.packets.len(), CWND_CLAMP_SEGMENTS as usize);
+        assert_eq!(s.tcb.cwnd, CWND_CLAMP_SEGMENTS);
     }
 
     #[test]
