@@ -252,3 +252,35 @@ fn the_resolved_scenario_describes_links_hosts_and_rtts() {
         other => panic!("not TCP: {other:?}"),
     }
 }
+
+#[test]
+fn runs_that_would_not_fit_in_memory_are_refused_with_the_estimate() {
+    let lot = |extra: &str| {
+        format!(
+            "duration = \"2s\"\n[topology]\nkind = \"parking-lot\"\nhops = 2\n{extra}\nbottleneck = {{ rate = \"10Mbps\", delay = \"10ms\" }}\n[[flows]]\nsrc = \"ls0\"\ndst = \"lr0\"\n"
+        )
+    };
+    let e = error(&lot("cross_pairs = 1000000"));
+    assert!(
+        e.starts_with("topology.cross_pairs: invalid value 1000000: expected 0 to 10000"),
+        "{e}"
+    );
+    // 2 x 5000 x 2 + 2 x 1 + 3 = 20005 nodes.
+    let e = error(&lot("cross_pairs = 5000"));
+    assert!(e.contains("make 20005 nodes; at most 20002"), "{e}");
+    // Every nanosecond for 2 s: 2e9 samples of one flow and one link.
+    let e = error(&(BASE.to_string() + "[measure]\ninterval = \"1ns\"\n"));
+    assert!(
+        e.starts_with("measure.interval: 1ns over 10s would record about"),
+        "{e}"
+    );
+    assert!(e.contains("GiB"), "{e}");
+    let e = error(&BASE.replace(
+        "cc = \"newreno\"",
+        "kind = \"tcp-arrivals\"\nmean_interarrival = \"1ns\"\nsize = { distribution = \"fixed\", value = \"10KB\" }",
+    ));
+    assert!(
+        e.starts_with("flows[0].mean_interarrival: 1ns over 10 s is about 1.000e10 connections"),
+        "{e}"
+    );
+}

@@ -113,6 +113,12 @@ pub fn run_json(text: &str) -> Result<(Scenario, Report), ScenarioError> {
 // ----- defaults ----------------------------------------------------------------------------------
 
 const DEFAULT_NAME: &str = "scenario";
+/// The most nodes a topology may have: a 10000-pair dumbbell's (the routes are nodes² entries).
+const MAX_NODES: u64 = 20_002;
+/// The most memory the recorded series of a run may be expected to take.
+const MAX_SERIES_BYTES: f64 = 4.0 * (1u64 << 30) as f64;
+/// The most connections an arrival process may be expected to open.
+const MAX_ARRIVALS: f64 = 10_000_000.0;
 const DEFAULT_SEED: u64 = 1;
 
 fn default_tcp() -> TcpSpec {
@@ -239,6 +245,7 @@ pub fn resolve(s: &Scenario) -> Result<ResolvedScenario, ScenarioError> {
     r.flows = filled;
     r.measure = resolve_measure(&s.measure, &r, &network)?;
     let measure = measure_spec(&r.measure, &network);
+    check_run_size(&r, &measure)?;
     let flows = r
         .flows
         .iter()
@@ -425,8 +432,27 @@ fn resolve_topology(t: &Topology, tcp: &TcpSpec) -> Result<(Topology, Bdp), Scen
             }
             r.hops = Some(hops);
             r.hop = Some(list);
-            r.long_pairs = Some(t.long_pairs.unwrap_or(1));
-            r.cross_pairs = Some(t.cross_pairs.unwrap_or(1));
+            let (long_pairs, cross_pairs) = (t.long_pairs.unwrap_or(1), t.cross_pairs.unwrap_or(1));
+            for (field, n) in [("long_pairs", long_pairs), ("cross_pairs", cross_pairs)] {
+                if n > 10_000 {
+                    return Err(err(
+                        format!("topology.{field}"),
+                        format!("invalid value {n}: expected 0 to 10000"),
+                    ));
+                }
+            }
+            // Hosts: 2 per long pair, 2 per cross pair and hop; routers: hops + 1. The routes
+            // are a table of nodes² entries: keep it as large as a 10000-pair dumbbell's at most.
+            let nodes =
+                2 * long_pairs as u64 + 2 * cross_pairs as u64 * hops as u64 + hops as u64 + 1;
+            if nodes > MAX_NODES {
+                return Err(err(
+                    "topology.cross_pairs",
+                    format!("{cross_pairs} cross pairs on each of {hops} hops and {long_pairs} long pairs make {nodes} nodes; at most {MAX_NODES} are allowed"),
+                ));
+            }
+            r.long_pairs = Some(long_pairs);
+            r.cross_pairs = Some(cross_pairs);
         }
     }
     r.bottleneck = bottleneck;
@@ -1146,6 +1172,58 @@ fn size_distribution(d: &SizeDistributionSpec) -> SizeDistribution {
             tail_min_bytes: d.tail_min.unwrap().0 as f64,
         },
     }
+}
+
+/// Refuses, before anything is allocated, a run whose arrivals or sampled series would not fit
+/// in memory; the message gives the estimate.
+fn check_run_size(s: &Scenario, m: &MeasureSpec) -> Result<(), ScenarioError> {
+    let duration = s.duration.0.as_secs_f64();
+    let mut connections = 0.0;
+    for (i, f) in s.flows.iter().enumerate() {
+        match f.kind {
+            FlowKind::Tcp => connections += f.count.unwrap() as f64,
+            FlowKind::TcpArrivals => {
+                let span = f.stop.unwrap().0.as_secs_f64() - f.start.unwrap().0.as_secs_f64();
+                let expected = span / f.mean_interarrival.unwrap().0.as_secs_f64();
+                if expected > MAX_ARRIVALS {
+                    return Err(err(
+                        format!("flows[{i}].mean_interarrival"),
+                        format!("{} over {span} s is about {expected:.3e} connections; at most {MAX_ARRIVALS:.0e} are allowed", f.mean_interarrival.unwrap().0),
+                    ));
+                }
+                connections += expected;
+            }
+            FlowKind::Cbr | FlowKind::OnOff => {}
+        }
+    }
+    if let Some(interval) = m.interval {
+        let samples = duration / interval.as_secs_f64() + 1.0;
+        // Bytes per row: the columns of the flow and queue series.
+        let flow_rows = if m.flow_series {
+            samples * connections
+        } else {
+            0.0
+        };
+        let queue_rows = if m.queue_series {
+            samples * m.links.len() as f64
+        } else {
+            0.0
+        };
+        let bytes = flow_rows * 72.0 + queue_rows * 44.0;
+        if bytes > MAX_SERIES_BYTES {
+            return Err(err(
+                "measure.interval",
+                format!(
+                    "{interval} over {} would record about {:.3e} rows ({:.1} GiB); at most {:.0} GiB of series are allowed: sample less often or fewer links",
+                    s.duration.0,
+                    flow_rows + queue_rows,
+                    bytes / (1u64 << 30) as f64,
+                    MAX_SERIES_BYTES / (1u64 << 30) as f64
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What the recorder measures, with link names turned into ids.

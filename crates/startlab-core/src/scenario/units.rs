@@ -20,9 +20,10 @@ fn split(text: &str) -> Option<(f64, &str)> {
                 || c == '.'
                 || c == '-'
                 || c == '+'
-                || (c == 'e'
+                // An exponent in any of the forms Rust, Python and C print: e8, e+08, E-3.
+                || ((c == 'e' || c == 'E')
                     && i > 0
-                    && t[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-')))
+                    && t[i + 1..].starts_with(|d: char| d.is_ascii_digit() || d == '-' || d == '+')))
         })
         .map_or(t.len(), |(i, _)| i);
     let number: f64 = t[..end].parse().ok()?;
@@ -356,6 +357,29 @@ text_type!(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_exponent_form_is_accepted() {
+        // What Python's f"{x:g}", Rust's {:e} and C's %E write.
+        for text in [
+            "2.5e8bps",
+            "2.5e+08bps",
+            "2.5E+08bps",
+            "2.5E8 bps",
+            "250e+6bps",
+        ] {
+            assert_eq!(
+                parse_rate(text).unwrap(),
+                Rate::from_bps(250_000_000),
+                "{text}"
+            );
+        }
+        assert_eq!(parse_duration("1E-3s").unwrap(), Duration::from_millis(1));
+        assert_eq!(parse_duration("1e-03s").unwrap(), Duration::from_millis(1));
+        assert_eq!(parse_size("1.5e+03B").unwrap(), 1500);
+        // An exponent needs digits after it.
+        assert!(parse_rate("2.5e+bps").is_err());
+    }
 
     #[test]
     fn rates() {
