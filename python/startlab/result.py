@@ -23,7 +23,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-__all__ = ["TABLES", "Result", "jain_index", "run"]
+__all__ = ["TABLES", "Result", "jain_index", "run", "schema_markdown"]
 
 TABLES = ("flow_series", "queue_series", "flows", "links", "windows")
 """The tables of a run, in the order they are written."""
@@ -59,6 +59,33 @@ def _core_schemas() -> dict[str, dict[str, pl.DataType]]:
 _CORE_SCHEMAS = _core_schemas()
 """Table -> column -> polars type; used as is when a table is empty (e.g. a series that
 ``measure`` switched off), so that every Result has the same columns."""
+
+
+def schema_markdown() -> str:
+    """The reference of every table, as Markdown, from the core's declarations
+    (``docs/tables.md`` is this text)."""
+    lines = [
+        "# Tables",
+        "",
+        "Every run writes these tables (`startlab run`: one Parquet file each; Python: the",
+        "DataFrames of `startlab.Result`). They are declared once, in the simulator core",
+        "(`crates/startlab-core/src/measure/mod.rs`); this page is generated from that declaration",
+        "by `startlab schema > docs/tables.md`, and a test fails when it is out of date.",
+        "",
+        "A nullable column is null where the value does not exist (a slow start that never ended,",
+        "an unlimited ssthresh, a flow without a size); no table uses `-1`, NaN or infinity for",
+        "that. Every `*_ns` column that is a time (`time_ns`, `start_ns`, `ss_exit_ns`,",
+        "`completion_ns`, `from_ns`, `to_ns`) has a float copy in seconds next to it (`*_s`) in",
+        "`Result`; `queue_series` also has `link_name`, and `flow_series.phase` is an enum of the",
+        "phase names.",
+    ]
+    for table in _core.schema():
+        lines += ["", f"## `{table['name']}`", "", table["doc"], ""]
+        lines += ["| column | type | unit | null | meaning |", "| --- | --- | --- | --- | --- |"]
+        for c in table["columns"]:
+            null = "yes" if c["nullable"] else ""
+            lines.append(f"| `{c['name']}` | {c['dtype']} | {c['unit']} | {null} | {c['doc']} |")
+    return "\n".join(lines) + "\n"
 
 
 def run(

@@ -283,3 +283,10 @@ def test_describe_gives_links_hosts_and_rtts_without_running() -> None:
     bottleneck = [link for link in d["links"] if link["alias"] == "bottleneck"]
     assert len(bottleneck) == 1 and bottleneck[0]["rate_bps"] == 10e6
     assert d["sampled_links"] == [bottleneck[0]["link"]]
+
+
+def test_the_tables_reference_is_generated_from_the_schema() -> None:
+    from startlab.result import schema_markdown
+
+    committed = (Path(__file__).parents[2] / "docs" / "tables.md").read_text("utf-8")
+    assert committed == schema_markdown(), "docs/tables.md is stale: run startlab schema"

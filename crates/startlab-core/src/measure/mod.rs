@@ -104,6 +104,8 @@ table! {
         noncongestion_losses: Option<i64> = "",
         /// From the start to the acknowledgement of the last byte; null if unfinished or unlimited.
         completion_ns: Option<i64> = "ns",
+        /// Smallest RTT sample of the connection; null without a sample, and for UDP.
+        min_rtt_ns: Option<i64> = "ns",
     }
 }
 

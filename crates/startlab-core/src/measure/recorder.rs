@@ -259,6 +259,7 @@ pub fn tcp_summary(f: TcpFlowFacts<'_>, net: &Network, end: Time) -> FlowSummary
         congestion_losses: verdicts.map(|v| v.congestion as i64),
         noncongestion_losses: verdicts.map(|v| v.non_congestion as i64),
         completion_ns: s.completed_at.map(|c| (c - s.start_time).as_nanos() as i64),
+        min_rtt_ns: s.tcb.min_rtt.map(|d| d.as_nanos() as i64),
     }
 }
 
@@ -299,6 +300,7 @@ pub fn udp_summary(
         congestion_losses: None,
         noncongestion_losses: None,
         completion_ns: None,
+        min_rtt_ns: None,
     }
 }
 
