@@ -148,6 +148,10 @@ class Result:
     """The exact utilization windows requested by ``[[measure.window]]``."""
     phase_names: tuple[str, ...] = field(default=())
     """The categories of ``flow_series["phase"]``."""
+    warnings: tuple[str, ...] = field(default=())
+    """What the scenario probably does not mean (``"<dotted.path>: <why>"``): an access link
+    no faster than the bottleneck, a buffer of a few packets, a run of a few RTTs, a slow
+    start that cannot end before the run does, a receive window below the BDP."""
 
     # -- construction -------------------------------------------------------------------------
 
@@ -165,6 +169,7 @@ class Result:
             links=links,
             windows=_with_seconds(tables["windows"], "from", "to"),
             phase_names=names,
+            warnings=tuple(output.get("warnings", ())),
         )
 
     @classmethod
@@ -184,13 +189,16 @@ class Result:
         scenario: dict[str, Any] = {}
         if (directory / "scenario.toml").is_file():
             scenario = tomllib.loads((directory / "scenario.toml").read_text("utf-8"))
-        stats: dict[str, Any] = {}
+        summary: dict[str, Any] = {}
         if (directory / "summary.json").is_file():
             summary = json.loads((directory / "summary.json").read_text("utf-8"))
-            stats = dict(summary.get("stats", {}))
+        stats = dict(summary.get("stats", {}))
+        warnings = tuple(summary.get("warnings", ()))
         phase = frames["flow_series"].schema.get("phase")
         names = tuple(phase.categories) if isinstance(phase, pl.Enum) else ()
-        return cls(scenario=scenario, stats=stats, phase_names=names, **frames)
+        return cls(
+            scenario=scenario, stats=stats, phase_names=names, warnings=warnings, **frames
+        )
 
     # -- analysis -----------------------------------------------------------------------------
 
@@ -301,6 +309,7 @@ class Result:
                 "seed": self.scenario.get("seed"),
                 "startlab_version": _core.version(),
                 "stats": self.stats,
+                "warnings": list(self.warnings),
                 "flows": self.flows.to_dicts(),
                 "links": self.links.to_dicts(),
                 "windows": self.windows.to_dicts(),

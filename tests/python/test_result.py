@@ -290,3 +290,12 @@ def test_the_tables_reference_is_generated_from_the_schema() -> None:
 
     committed = (Path(__file__).parents[2] / "docs" / "tables.md").read_text("utf-8")
     assert committed == schema_markdown(), "docs/tables.md is stale: run startlab schema"
+
+
+def test_warnings_reach_the_result_and_summary_json(tmp_path: Path) -> None:
+    # A 1 Gbps bottleneck behind the default 1 Gbps access links.
+    r = startlab.run(dumbbell(rate="1Gbps", duration="0.5s"))
+    assert len(r.warnings) == 1 and "is not faster than the bottleneck" in r.warnings[0]
+    r.write(tmp_path, plots=False)
+    assert Result.load(tmp_path).warnings == r.warnings
+    assert startlab.run(dumbbell(duration="1s")).warnings == ()

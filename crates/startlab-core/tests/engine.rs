@@ -412,8 +412,8 @@ interval = "event"
     assert!(
         c.is_some_and(|c| c > 200_000_000 && c < 201_000_000),
         "{c:?}"
-    );    // The smallest RTT sample is the handshake's: 2 x 50 ms of propagation and a 40-byte
-    // packet each way at 1 Gbps, 100 Mbps, 1 Gbps: 2 x (320 + 3200 + 320) ns.
+    ); // The smallest RTT sample is the handshake's: 2 x 50 ms of propagation and a 40-byte
+       // packet each way at 1 Gbps, 100 Mbps, 1 Gbps: 2 x (320 + 3200 + 320) ns.
     assert_eq!(r.flows.row(0).min_rtt_ns, Some(100_007_680));
 }
 

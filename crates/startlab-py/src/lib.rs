@@ -172,8 +172,11 @@ fn schema(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 #[pyfunction]
 fn describe<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyDict>> {
     let s = scenario::from_json(scenario_json).map_err(scenario_error)?;
-    let d = scenario::resolve(&s).map_err(scenario_error)?.describe();
+    let resolved = scenario::resolve(&s).map_err(scenario_error)?;
+    let d = resolved.describe();
     let out = PyDict::new(py);
+    let warnings: Vec<String> = resolved.warnings.iter().map(|w| w.to_string()).collect();
+    out.set_item("warnings", warnings)?;
     let links = PyList::empty(py);
     for l in &d.links {
         let ld = PyDict::new(py);
@@ -212,15 +215,19 @@ fn run<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyDict>
     let text = scenario_json.to_owned();
     let (outcome, wall) = py.allow_threads(move || {
         let t0 = std::time::Instant::now();
-        let outcome = scenario::run_json(&text);
+        let outcome = scenario::from_json(&text)
+            .and_then(|s| scenario::resolve(&s))
+            .map(|r| {
+                let document = serde_json::to_string(&r.document).expect("serializes");
+                let warnings: Vec<String> = r.warnings.iter().map(|w| w.to_string()).collect();
+                (document, warnings, scenario::build(r).run())
+            });
         (outcome, t0.elapsed().as_secs_f64())
     });
-    let (resolved, report) = outcome.map_err(scenario_error)?;
+    let (resolved, warnings, report) = outcome.map_err(scenario_error)?;
     let out = PyDict::new(py);
-    out.set_item(
-        "resolved",
-        serde_json::to_string(&resolved).expect("serializes"),
-    )?;
+    out.set_item("resolved", resolved)?;
+    out.set_item("warnings", warnings)?;
     out.set_item("tables", tables(py, &report)?)?;
     let stats = PyDict::new(py);
     stats.set_item("events", report.stats.events)?;

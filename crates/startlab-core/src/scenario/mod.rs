@@ -11,6 +11,7 @@
 //! Every world runs a [`ResolvedScenario`]. Errors name the field as a dotted path
 //! (`flows[0].cc`), the value, and what is allowed.
 
+pub mod guards;
 pub mod model;
 pub mod resolved;
 pub mod units;
@@ -253,7 +254,7 @@ pub fn resolve(s: &Scenario) -> Result<ResolvedScenario, ScenarioError> {
         .enumerate()
         .map(|(i, (f, controller))| plan_flow(i, f, controller, &r.tcp, &network))
         .collect();
-    Ok(ResolvedScenario {
+    let mut resolved = ResolvedScenario {
         document: r,
         name,
         seed,
@@ -262,7 +263,10 @@ pub fn resolve(s: &Scenario) -> Result<ResolvedScenario, ScenarioError> {
         bdp,
         flows,
         measure,
-    })
+        warnings: Vec::new(),
+    };
+    resolved.warnings = guards::warnings(&resolved);
+    Ok(resolved)
 }
 
 fn check_tcp(t: &TcpSpec, path: &str) -> Result<(), ScenarioError> {

@@ -31,6 +31,8 @@ pub struct ResolvedScenario {
     /// One entry per `[[flows]]` entry, in order.
     pub flows: Vec<FlowPlan>,
     pub measure: MeasureSpec,
+    /// What the scenario probably does not mean ([`super::guards`]): valid, but worth a word.
+    pub warnings: Vec<super::ScenarioError>,
 }
 
 /// The bandwidth-delay product that `BDP` quantities refer to.
