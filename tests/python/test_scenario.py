@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from startlab import Scenario, ScenarioError
 from startlab.scenario import parse_override
@@ -182,3 +184,15 @@ def test_resolved_scenario_round_trips(path: Path, tmp_path: Path):
 def test_resolving_is_idempotent():
     resolved = Scenario.load(EXAMPLES / "parking-lot.toml").resolved()
     assert Scenario.from_dict(resolved).resolved() == resolved
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(min_value=1e-3, max_value=1e4, allow_nan=False, allow_infinity=False))
+def test_floats_as_python_writes_them_are_quantities(x: float) -> None:
+    # What code that generates scenarios writes: f"{x:g}", repr(x), f"{x:e}", f"{x:E}".
+    for text in (f"{x:g}", repr(x), f"{x:e}", f"{x:E}"):
+        d = Scenario.from_dict(dumbbell(rate=f"{text}Mbps", delay=f"{text}ms")).describe()
+        (bottleneck,) = [link for link in d["links"] if link["alias"] == "bottleneck"]
+        value = float(text)
+        assert bottleneck["rate_bps"] == pytest.approx(round(value * 1e6), abs=1), text
+        assert bottleneck["delay_ns"] == pytest.approx(round(value * 1e6), abs=1), text

@@ -699,10 +699,12 @@ impl TcpSender {
     /// Sends segment `seq`. Only fast retransmits, partial-ACK and timeout retransmissions are
     /// `forced` past the window; everything else must fit in it.
     fn transmit(&mut self, seq: u32, now: Time, out: &mut Outbox, forced: bool) {
+        // The receive window limits new data only: a lost segment below high_tx may go again
+        // when packets_out has reached rwnd.
         debug_assert!(
             forced
                 || (self.in_flight() < (self.tcb.cwnd.floor() as u32).max(1)
-                    && self.packets_out() < self.tcb.rwnd),
+                    && (seq < self.tcb.high_tx || self.packets_out() < self.tcb.rwnd)),
             "window exceeded: in_flight {} cwnd {} rwnd {}",
             self.in_flight(),
             self.tcb.cwnd,
