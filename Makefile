@@ -5,6 +5,7 @@
 #   make test-slow  the slow Python tests only
 #   make lint       ruff and mypy
 #   make bench      the Rust benchmarks
+#   make bench-compare BASE=REV  this tree's speed against commit REV, side by side (ratios)
 #   make reproduce  the full reproduction of the papers into out/reproduce (about 13 min on 2 cores)
 #   make clean      remove build outputs, .venv and out/
 
@@ -62,6 +63,11 @@ lint: setup
 
 bench:
 	cargo run --release -p startlab-bench
+
+BASE ?= HEAD~1
+.PHONY: bench-compare
+bench-compare:
+	$(PYTHON) bench/compare_revs.py --base $(BASE) --reps $(or $(REPS),5)
 
 clean:
 	rm -rf target $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis

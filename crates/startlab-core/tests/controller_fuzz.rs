@@ -154,7 +154,10 @@ fn every_controller_keeps_its_window_sane_under_any_hook_sequence() {
         if let Err(e) = fuzz(cc, startup, n) {
             failures.push(e);
         }
-        println!("{cc} + {startup}: {n} sequences in {:.1} s", t0.elapsed().as_secs_f64());
+        println!(
+            "{cc} + {startup}: {n} sequences in {:.1} s",
+            t0.elapsed().as_secs_f64()
+        );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
