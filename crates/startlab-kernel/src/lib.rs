@@ -5,6 +5,8 @@
 //!
 //! Where to look:
 //! - [`trace`]: per-ACK sender state from the `tcp:tcp_probe` tracepoint, in a trace instance
-//!   of the run's own.
+//!   of the run's own;
+//! - [`tcpinfo`]: a connection's `TCP_INFO` counters.
 
+pub mod tcpinfo;
 pub mod trace;

@@ -40,6 +40,23 @@ pub struct ProbeRecord {
     pub rcv_wnd: u32,
 }
 
+/// One `tcp_cong_state_set` event: the socket's `icsk_ca_state` is about to change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CongStateRecord {
+    pub time_ns: u64,
+    pub sport: u16,
+    pub dport: u16,
+    /// The new state: `TCP_CA_Open` 0, `Disorder` 1, `CWR` 2, `Recovery` 3, `Loss` 4.
+    pub state: u8,
+}
+
+/// What a trace instance recorded.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Records {
+    pub probes: Vec<ProbeRecord>,
+    pub cong_states: Vec<CongStateRecord>,
+}
+
 /// Linux `TCP_INFINITE_SSTHRESH`.
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 
@@ -62,18 +79,33 @@ fn split_addr(s: &str) -> Option<(String, u16)> {
     ))
 }
 
-/// Parses one line of a trace buffer; `None` for lines of other events and comments.
+fn timestamp(head: &str) -> Option<u64> {
+    // The timestamp is the last field of the head: "12.345678".
+    let stamp = head.split_whitespace().last()?;
+    let (secs, frac) = stamp.split_once('.')?;
+    let frac_ns = format!("{frac:0<9}");
+    Some(secs.parse::<u64>().ok()? * 1_000_000_000 + frac_ns[..9].parse::<u64>().ok()?)
+}
+
+/// Parses a `tcp_cong_state_set` line; `None` for anything else.
+pub fn parse_cong_state(line: &str) -> Option<CongStateRecord> {
+    let (head, body) = line.split_once(": tcp_cong_state_set: ")?;
+    Some(CongStateRecord {
+        time_ns: timestamp(head)?,
+        sport: field(body, "sport=")?.parse().ok()?,
+        dport: field(body, "dport=")?.parse().ok()?,
+        state: field(body, "cong_state=")?.parse().ok()?,
+    })
+}
+
+/// Parses a `tcp_probe` line; `None` for lines of other events and comments.
 ///
 /// ```text
 ///   iperf-123 [001] ..s1. 12.345678: tcp_probe: family=AF_INET src=198.18.0.1:40000 dest=198.18.1.1:5201 mark=0 data_len=0 snd_nxt=0x1 snd_una=0x1 snd_cwnd=10 ssthresh=2147483647 snd_wnd=65535 srtt=1000 rcv_wnd=65535 sock_cookie=1 skbaddr=0 skaddr=0
 /// ```
 pub fn parse_probe(line: &str) -> Option<ProbeRecord> {
     let (head, body) = line.split_once(": tcp_probe: ")?;
-    // The timestamp is the last field of the head: "12.345678".
-    let stamp = head.split_whitespace().last()?;
-    let (secs, frac) = stamp.split_once('.')?;
-    let frac_ns = format!("{frac:0<9}");
-    let time_ns = secs.parse::<u64>().ok()? * 1_000_000_000 + frac_ns[..9].parse::<u64>().ok()?;
+    let time_ns = timestamp(head)?;
     let (src, sport) = split_addr(field(body, "src=")?)?;
     let (dst, dport) = split_addr(field(body, "dest=")?)?;
     Some(ProbeRecord {
@@ -108,7 +140,10 @@ pub fn tracefs_mount() -> Option<PathBuf> {
 /// The prefix of every trace instance a run creates: `startlab-<pid>-<run>`.
 pub const INSTANCE_PREFIX: &str = "startlab-";
 
-/// A trace instance recording `tcp_probe` for some ports.
+/// The events a [`Tracer`] enables.
+const EVENTS: [&str; 2] = ["events/tcp/tcp_probe", "events/tcp/tcp_cong_state_set"];
+
+/// A trace instance recording `tcp_probe` and `tcp_cong_state_set` for some ports.
 #[derive(Debug)]
 pub struct Tracer {
     instance: PathBuf,
@@ -122,21 +157,20 @@ impl Tracer {
         let instance = root.join("instances").join(name);
         fs::create_dir(&instance)?;
         let tracer = Tracer { instance };
-        let event = tracer.instance.join("events/tcp/tcp_probe");
         fs::write(tracer.instance.join("trace_clock"), "mono")?;
-        fs::write(
-            tracer.instance.join("buffer_size_kb"),
-            buffer_kb.to_string(),
-        )?;
-        if !ports.is_empty() {
-            let filter = ports
-                .iter()
-                .map(|p| format!("sport == {p} || dport == {p}"))
-                .collect::<Vec<_>>()
-                .join(" || ");
-            fs::write(event.join("filter"), filter)?;
+        fs::write(tracer.instance.join("buffer_size_kb"), buffer_kb.to_string())?;
+        for event in EVENTS {
+            let event = tracer.instance.join(event);
+            if !ports.is_empty() {
+                let filter = ports
+                    .iter()
+                    .map(|p| format!("sport == {p} || dport == {p}"))
+                    .collect::<Vec<_>>()
+                    .join(" || ");
+                fs::write(event.join("filter"), filter)?;
+            }
+            fs::write(event.join("enable"), "1")?;
         }
-        fs::write(event.join("enable"), "1")?;
         Ok(tracer)
     }
 
@@ -145,14 +179,17 @@ impl Tracer {
         &self.instance
     }
 
-    /// Everything recorded so far (the buffer is read, not consumed: call once, at the end).
-    pub fn records(&self) -> io::Result<Vec<ProbeRecord>> {
+    /// Stops recording and returns everything recorded, in time order.
+    pub fn records(&self) -> io::Result<Records> {
         fs::write(self.instance.join("tracing_on"), "0")?;
         let file = fs::File::open(self.instance.join("trace"))?;
-        let mut out = Vec::new();
+        let mut out = Records::default();
         for line in BufReader::new(file).lines() {
-            if let Some(r) = parse_probe(&line?) {
-                out.push(r);
+            let line = line?;
+            if let Some(r) = parse_probe(&line) {
+                out.probes.push(r);
+            } else if let Some(r) = parse_cong_state(&line) {
+                out.cong_states.push(r);
             }
         }
         Ok(out)
@@ -175,7 +212,9 @@ impl Tracer {
 
 impl Drop for Tracer {
     fn drop(&mut self) {
-        let _ = fs::write(self.instance.join("events/tcp/tcp_probe/enable"), "0");
+        for event in EVENTS {
+            let _ = fs::write(self.instance.join(event).join("enable"), "0");
+        }
         let _ = fs::remove_dir(&self.instance);
     }
 }
@@ -196,7 +235,9 @@ pub fn remove_stale(root: &Path) -> io::Result<Vec<String>> {
             continue;
         }
         let path = root.join("instances").join(&name);
-        let _ = fs::write(path.join("events/tcp/tcp_probe/enable"), "0");
+        for event in EVENTS {
+            let _ = fs::write(path.join(event).join("enable"), "0");
+        }
         fs::remove_dir(&path)?;
         removed.push(name);
     }
@@ -231,6 +272,14 @@ mod tests {
         assert_eq!(r.data_len, 1448);
         assert!(parse_probe("x-1 [000] ..... 5.5: tcp_retransmit_skb: skbaddr=0").is_none());
         assert!(parse_probe("# tracer: nop").is_none());
+    }
+
+    #[test]
+    fn a_cong_state_line_is_read() {
+        let line = "  x-1 [000] ..s2. 7.000001: tcp_cong_state_set: family=AF_INET sport=40000 dport=5201 saddr=198.18.0.1 daddr=198.18.1.1 saddrv6=::ffff:198.18.0.1 daddrv6=::ffff:198.18.1.1 cong_state=3";
+        let r = parse_cong_state(line).unwrap();
+        assert_eq!((r.time_ns, r.sport, r.dport, r.state), (7_000_001_000, 40000, 5201, 3));
+        assert!(parse_cong_state("x-1 [000] ..... 5.5: tcp_probe: family=AF_INET").is_none());
     }
 }
 

@@ -1,6 +1,7 @@
 //! The tracer on a real kernel TCP transfer, over loopback in a network namespace of the test's
 //! own. Needs root: `cargo test -p startlab-kernel -- --ignored kernel`.
 
+use startlab_kernel::tcpinfo::tcp_info;
 use startlab_kernel::trace::{Tracefs, Tracer, INFINITE_SSTHRESH};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -100,14 +101,30 @@ fn kernel_tcp_probe_records_a_loopback_transfer() {
             let s = socket_before_connect("cubic");
             let mut s = connect(s, port);
             s.write_all(&vec![7u8; BYTES]).unwrap();
+            // Until everything is acknowledged.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            loop {
+                let (info, _) = tcp_info(&s).unwrap();
+                if info.unacked == 0 || std::time::Instant::now() > deadline {
+                    return info;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
         })
     };
-    client.join().unwrap();
+    let info = client.join().unwrap();
+    // TCP_INFO read the real counters: everything acknowledged, nothing retransmitted, and an
+    // MSS and RTT that loopback gives.
+    // Linux counts the SYN's sequence number in bytes_acked (tcp_snd_una_update from the ISN).
+    assert_eq!(info.bytes_acked, BYTES as u64 + 1);
+    assert_eq!((info.unacked, info.total_retrans, info.total_rto), (0, 0, 0));
+    assert!(info.snd_mss > 1000 && info.rtt > 0 && info.min_rtt > 0, "{info:?}");
+    assert_eq!(info.ca_state, 0);
     assert_eq!(server.join().unwrap(), BYTES);
     let records = tracer.records().unwrap();
     drop(tracer);
     assert!(!instance.exists(), "the trace instance is removed");
-    let sender: Vec<_> = records.iter().filter(|r| r.dport == port).collect();
+    let sender: Vec<_> = records.probes.iter().filter(|r| r.dport == port).collect();
     assert!(sender.len() > 10, "{} records", sender.len());
     assert!(sender.iter().all(|r| r.cwnd >= 1));
     assert!(sender.iter().any(|r| r.srtt_us > 0));
