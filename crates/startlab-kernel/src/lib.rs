@@ -6,7 +6,9 @@
 //! Where to look:
 //! - [`trace`]: per-ACK sender state from the `tcp:tcp_probe` tracepoint, in a trace instance
 //!   of the run's own;
-//! - [`tcpinfo`]: a connection's `TCP_INFO` counters.
+//! - [`tcpinfo`]: a connection's `TCP_INFO` counters;
+//! - [`series`]: trace records turned into the flow series and the slow-start exit.
 
+pub mod series;
 pub mod tcpinfo;
 pub mod trace;

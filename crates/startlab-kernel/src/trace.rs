@@ -158,7 +158,10 @@ impl Tracer {
         fs::create_dir(&instance)?;
         let tracer = Tracer { instance };
         fs::write(tracer.instance.join("trace_clock"), "mono")?;
-        fs::write(tracer.instance.join("buffer_size_kb"), buffer_kb.to_string())?;
+        fs::write(
+            tracer.instance.join("buffer_size_kb"),
+            buffer_kb.to_string(),
+        )?;
         for event in EVENTS {
             let event = tracer.instance.join(event);
             if !ports.is_empty() {
@@ -278,7 +281,10 @@ mod tests {
     fn a_cong_state_line_is_read() {
         let line = "  x-1 [000] ..s2. 7.000001: tcp_cong_state_set: family=AF_INET sport=40000 dport=5201 saddr=198.18.0.1 daddr=198.18.1.1 saddrv6=::ffff:198.18.0.1 daddrv6=::ffff:198.18.1.1 cong_state=3";
         let r = parse_cong_state(line).unwrap();
-        assert_eq!((r.time_ns, r.sport, r.dport, r.state), (7_000_001_000, 40000, 5201, 3));
+        assert_eq!(
+            (r.time_ns, r.sport, r.dport, r.state),
+            (7_000_001_000, 40000, 5201, 3)
+        );
         assert!(parse_cong_state("x-1 [000] ..... 5.5: tcp_probe: family=AF_INET").is_none());
     }
 }

@@ -117,8 +117,14 @@ fn kernel_tcp_probe_records_a_loopback_transfer() {
     // MSS and RTT that loopback gives.
     // Linux counts the SYN's sequence number in bytes_acked (tcp_snd_una_update from the ISN).
     assert_eq!(info.bytes_acked, BYTES as u64 + 1);
-    assert_eq!((info.unacked, info.total_retrans, info.total_rto), (0, 0, 0));
-    assert!(info.snd_mss > 1000 && info.rtt > 0 && info.min_rtt > 0, "{info:?}");
+    assert_eq!(
+        (info.unacked, info.total_retrans, info.total_rto),
+        (0, 0, 0)
+    );
+    assert!(
+        info.snd_mss > 1000 && info.rtt > 0 && info.min_rtt > 0,
+        "{info:?}"
+    );
     assert_eq!(info.ca_state, 0);
     assert_eq!(server.join().unwrap(), BYTES);
     let records = tracer.records().unwrap();

@@ -1,0 +1,251 @@
+//! From kernel trace records to the simulator's tables: a flow's per-ACK series and its
+//! slow-start exit.
+//!
+//! What the kernel exposes differs from what the simulator records, and each difference is
+//! stated where it is made:
+//! - `tcp_probe` fires at the top of `tcp_rcv_established()`, before the ACK is processed: a
+//!   record shows the state left by the previous ACK;
+//! - its ssthresh is `tcp_current_ssthresh()` = max(ssthresh, 3/4 cwnd) outside CWR and
+//!   Recovery; `cwnd < tcp_current_ssthresh()` holds exactly when `cwnd < ssthresh` does, so the
+//!   phase is still exact;
+//! - in-flight is `(snd_nxt − snd_una) / mss` (Linux `packets_out`), not the RFC 6675 pipe;
+//! - delivered bytes are the bytes acknowledged at the sender (`snd_una` since the first
+//!   record), not the bytes the receiving application has read;
+//! - there is no per-ACK RTT sample or pacing rate in the event: those columns are null.
+
+use crate::trace::{CongStateRecord, ProbeRecord, INFINITE_SSTHRESH};
+use startlab_core::cc::Phase;
+use startlab_core::measure::FlowSample;
+
+/// Linux `TCP_CA_*` states.
+pub mod ca_state {
+    pub const OPEN: u8 = 0;
+    pub const DISORDER: u8 = 1;
+    pub const CWR: u8 = 2;
+    pub const RECOVERY: u8 = 3;
+    pub const LOSS: u8 = 4;
+}
+
+/// How the kernel counted HyStart's detections over the run, from the namespace's nstat
+/// counters `TcpExtTCPHystartTrainDetect` and `TcpExtTCPHystartDelayDetect`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct HystartCounts {
+    pub train: u64,
+    pub delay: u64,
+}
+
+/// The end of a flow's first slow start, as the kernel ran it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelExit {
+    /// When the ACK that ended it was processed, on the trace clock (ns).
+    pub time_ns: u64,
+    /// cwnd when slow start ended, before any reduction (segments).
+    pub cwnd: f64,
+    /// `loss`, `timeout`, `hystart-train` or `hystart-delay` (the simulator's names), or
+    /// `hystart` when the namespace's counters cannot tell which detector fired.
+    pub reason: String,
+}
+
+/// The congestion state in force at `t` (the last change at or before it).
+fn state_at(states: &[CongStateRecord], t: u64) -> u8 {
+    states
+        .iter()
+        .take_while(|s| s.time_ns <= t)
+        .last()
+        .map_or(ca_state::OPEN, |s| s.state)
+}
+
+/// The first slow-start exit of one flow: `probes` and `states` are that flow's records in
+/// time order; `hystart` the detections counted in its namespace, if it is alone there.
+pub fn slow_start_exit(
+    probes: &[ProbeRecord],
+    states: &[CongStateRecord],
+    hystart: Option<HystartCounts>,
+) -> Option<KernelExit> {
+    let i = probes.iter().position(|p| p.ssthresh < INFINITE_SSTHRESH)?;
+    // A record shows what the previous ACK left: slow start ended while that ACK was processed.
+    let before = &probes[i.saturating_sub(1)];
+    let after = &probes[i];
+    // A loss or a timeout moves the state away from Open at the same time; check the changes
+    // up to the record that shows the new ssthresh.
+    let entered = states
+        .iter()
+        .find(|s| {
+            s.time_ns <= after.time_ns
+                && matches!(s.state, ca_state::RECOVERY | ca_state::LOSS | ca_state::CWR)
+        })
+        .map(|s| s.state);
+    let (reason, cwnd, time_ns) = match entered {
+        Some(ca_state::LOSS) => (
+            "timeout".to_string(),
+            before.cwnd,
+            states_time(states, ca_state::LOSS, after.time_ns),
+        ),
+        Some(ca_state::RECOVERY) | Some(ca_state::CWR) => (
+            "loss".to_string(),
+            before.cwnd,
+            states_time(states, ca_state::RECOVERY, after.time_ns),
+        ),
+        _ => {
+            // HyStart sets ssthresh = cwnd and leaves cwnd as it is (tcp_cubic.c,
+            // hystart_update): the new ssthresh is the exit window.
+            let reason = match hystart {
+                Some(HystartCounts { train, delay }) if train > 0 && delay == 0 => "hystart-train",
+                Some(HystartCounts { train, delay }) if delay > 0 && train == 0 => "hystart-delay",
+                _ => "hystart",
+            };
+            (reason.to_string(), after.ssthresh, before.time_ns)
+        }
+    };
+    Some(KernelExit {
+        time_ns,
+        cwnd: cwnd as f64,
+        reason,
+    })
+}
+
+/// When the flow first entered `state`, at or before `limit` (or `limit`).
+fn states_time(states: &[CongStateRecord], state: u8, limit: u64) -> u64 {
+    states
+        .iter()
+        .find(|s| s.state == state && s.time_ns <= limit)
+        .map_or(limit, |s| s.time_ns)
+}
+
+/// The phase a record shows.
+fn phase(p: &ProbeRecord, state: u8) -> Phase {
+    match state {
+        ca_state::RECOVERY | ca_state::CWR => Phase::Recovery,
+        ca_state::LOSS => Phase::Loss,
+        _ if p.cwnd < p.ssthresh => Phase::SlowStart,
+        _ => Phase::CongestionAvoidance,
+    }
+}
+
+/// A flow's series rows: `flow` its id, `start_ns` the run's start on the trace clock, `mss`
+/// its MSS in bytes.
+pub fn flow_samples(
+    flow: u32,
+    probes: &[ProbeRecord],
+    states: &[CongStateRecord],
+    start_ns: u64,
+    mss: u32,
+) -> Vec<FlowSample> {
+    let Some(first) = probes.first() else {
+        return Vec::new();
+    };
+    let una0 = first.snd_una;
+    probes
+        .iter()
+        .map(|p| FlowSample {
+            time_ns: p.time_ns.saturating_sub(start_ns) as i64,
+            flow,
+            cwnd: p.cwnd as f64,
+            ssthresh: (p.ssthresh < INFINITE_SSTHRESH).then_some(p.ssthresh as f64),
+            srtt_ns: (p.srtt_us > 0).then_some(p.srtt_us as i64 * 1000),
+            rtt_ns: None,
+            in_flight: p.snd_nxt.wrapping_sub(p.snd_una).div_ceil(mss.max(1)),
+            delivered_bytes: p.snd_una.wrapping_sub(una0) as u64,
+            phase: phase(p, state_at(states, p.time_ns)) as u8,
+            pacing_rate_bps: None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn probe(t_ms: u64, cwnd: u32, ssthresh: u32) -> ProbeRecord {
+        ProbeRecord {
+            time_ns: t_ms * 1_000_000,
+            src: "198.18.0.1".into(),
+            dst: "198.18.1.1".into(),
+            sport: 40000,
+            dport: 5201,
+            data_len: 0,
+            snd_nxt: 1 + cwnd * 1448,
+            snd_una: 1,
+            cwnd,
+            ssthresh,
+            snd_wnd: 0,
+            srtt_us: 20_000,
+            rcv_wnd: 0,
+        }
+    }
+
+    fn state(t_ms: u64, s: u8) -> CongStateRecord {
+        CongStateRecord {
+            time_ns: t_ms * 1_000_000,
+            sport: 40000,
+            dport: 5201,
+            state: s,
+        }
+    }
+
+    const INF: u32 = INFINITE_SSTHRESH;
+
+    #[test]
+    fn a_hystart_exit_is_the_ack_before_the_new_ssthresh_with_ssthresh_as_the_window() {
+        let probes = [
+            probe(10, 100, INF),
+            probe(11, 110, INF),
+            probe(12, 112, 112),
+        ];
+        let train = Some(HystartCounts { train: 1, delay: 0 });
+        let e = slow_start_exit(&probes, &[], train).unwrap();
+        assert_eq!(
+            (e.time_ns, e.cwnd, e.reason.as_str()),
+            (11_000_000, 112.0, "hystart-train")
+        );
+        let delay = Some(HystartCounts { train: 0, delay: 2 });
+        assert_eq!(
+            slow_start_exit(&probes, &[], delay).unwrap().reason,
+            "hystart-delay"
+        );
+        // Several flows in one namespace: the counters cannot say which.
+        assert_eq!(
+            slow_start_exit(&probes, &[], None).unwrap().reason,
+            "hystart"
+        );
+    }
+
+    #[test]
+    fn a_loss_exit_takes_the_window_before_the_reduction_and_the_time_of_recovery() {
+        // cubic: ssthresh = 0.7 x 200 = 140, then PRR brings cwnd down.
+        let probes = [
+            probe(10, 190, INF),
+            probe(11, 200, INF),
+            probe(13, 180, 150),
+        ];
+        let states = [state(12, ca_state::DISORDER), state(12, ca_state::RECOVERY)];
+        let e = slow_start_exit(&probes, &states, None).unwrap();
+        assert_eq!(
+            (e.time_ns, e.cwnd, e.reason.as_str()),
+            (12_000_000, 200.0, "loss")
+        );
+        let states = [state(12, ca_state::LOSS)];
+        assert_eq!(
+            slow_start_exit(&probes, &states, None).unwrap().reason,
+            "timeout"
+        );
+        assert!(slow_start_exit(&probes[..2], &[], None).is_none());
+    }
+
+    #[test]
+    fn series_rows_carry_null_for_what_the_kernel_does_not_report() {
+        let probes = [probe(1_000, 10, INF), probe(1_020, 12, 12)];
+        let states = [state(1_010, ca_state::RECOVERY)];
+        let rows = flow_samples(3, &probes, &states, 1_000_000_000, 1448);
+        assert_eq!(rows[0].time_ns, 0);
+        assert_eq!(rows[1].time_ns, 20_000_000);
+        assert_eq!((rows[0].ssthresh, rows[1].ssthresh), (None, Some(12.0)));
+        assert_eq!(rows[0].in_flight, 10);
+        assert_eq!(rows[0].phase, Phase::SlowStart as u8);
+        assert_eq!(rows[1].phase, Phase::Recovery as u8);
+        assert_eq!(rows[0].srtt_ns, Some(20_000_000));
+        assert!(rows
+            .iter()
+            .all(|r| r.rtt_ns.is_none() && r.pacing_rate_bps.is_none()));
+    }
+}
