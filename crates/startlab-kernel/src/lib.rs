@@ -7,8 +7,10 @@
 //! - [`trace`]: per-ACK sender state from the `tcp:tcp_probe` tracepoint, in a trace instance
 //!   of the run's own;
 //! - [`tcpinfo`]: a connection's `TCP_INFO` counters;
-//! - [`series`]: trace records turned into the flow series and the slow-start exit.
+//! - [`series`]: trace records turned into the flow series and the slow-start exit;
+//! - [`traffic`]: TCP connections between hosts in namespaces, on the monotonic clock.
 
 pub mod series;
 pub mod tcpinfo;
 pub mod trace;
+pub mod traffic;

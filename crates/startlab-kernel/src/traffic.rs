@@ -1,0 +1,344 @@
+//! The kernel world's traffic: TCP connections between hosts that live in network namespaces,
+//! each opened at its start time with its congestion control chosen before `connect()`, sending
+//! a finite size or until it is stopped, and measured by the kernel (`TCP_INFO`).
+//!
+//! Every sender and receiver is a thread that has moved itself into its host's namespace
+//! (`setns` affects only the calling thread). Times are `CLOCK_MONOTONIC` nanoseconds, the clock
+//! of the trace records, so both can be put on one time line.
+
+use crate::tcpinfo::{tcp_info, TcpInfo};
+use std::io::{self, Read, Write};
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A host of the scenario: its name, the namespace it lives in and its address there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Host {
+    pub name: String,
+    /// A namespace file (`/var/run/netns/NAME` or `/proc/PID/ns/net`).
+    pub netns: PathBuf,
+    pub addr: Ipv4Addr,
+}
+
+/// `CLOCK_MONOTONIC` in ns (the trace's `mono` clock).
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Sleeps until `CLOCK_MONOTONIC` reaches `deadline_ns`.
+pub fn sleep_until(deadline_ns: u64) {
+    let now = monotonic_ns();
+    if deadline_ns > now {
+        std::thread::sleep(Duration::from_nanos(deadline_ns - now));
+    }
+}
+
+/// Moves the calling thread into the network namespace of `host`.
+pub fn enter(host: &Host) -> io::Result<()> {
+    let f = std::fs::File::open(&host.netns)?;
+    // SAFETY: a namespace file descriptor; only the calling thread changes namespace.
+    if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn setsockopt<T>(fd: &OwnedFd, level: i32, name: i32, value: &T, what: &str) -> io::Result<()> {
+    // SAFETY: `value` points to a live `T` of the size given.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            level,
+            name,
+            (value as *const T).cast(),
+            std::mem::size_of::<T>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(e.kind(), format!("{what}: {e}")));
+    }
+    Ok(())
+}
+
+fn sockaddr(a: SocketAddrV4) -> libc::sockaddr_in {
+    libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: a.port().to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(*a.ip()).to_be(),
+        },
+        sin_zero: [0; 8],
+    }
+}
+
+/// A TCP socket bound to `local`, with congestion control `cc` chosen *before* `connect()`, so
+/// that nothing of the namespace's default controller (its pacing status, for one) is inherited.
+pub fn connect_with(cc: &str, local: SocketAddrV4, remote: SocketAddrV4) -> io::Result<TcpStream> {
+    // SAFETY: plain socket creation; the descriptor is owned at once.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a new descriptor that nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let one: libc::c_int = 1;
+    setsockopt(
+        &fd,
+        libc::SOL_SOCKET,
+        libc::SO_REUSEADDR,
+        &one,
+        "SO_REUSEADDR",
+    )?;
+    // SAFETY: `cc` is a byte string of the given length.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            cc.as_ptr().cast(),
+            cc.len() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(
+            e.kind(),
+            format!("TCP_CONGESTION \"{cc}\": {e}"),
+        ));
+    }
+    let bind = sockaddr(local);
+    let size = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: a valid socket and address of the stated size.
+    if unsafe {
+        libc::bind(
+            fd.as_raw_fd(),
+            (&bind as *const libc::sockaddr_in).cast(),
+            size,
+        )
+    } != 0
+    {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(e.kind(), format!("bind {local}: {e}")));
+    }
+    let to = sockaddr(remote);
+    // SAFETY: as above.
+    if unsafe {
+        libc::connect(
+            fd.as_raw_fd(),
+            (&to as *const libc::sockaddr_in).cast(),
+            size,
+        )
+    } != 0
+    {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(e.kind(), format!("connect {remote}: {e}")));
+    }
+    Ok(TcpStream::from(fd))
+}
+
+/// One TCP connection to run.
+#[derive(Clone, Debug)]
+pub struct TcpJob {
+    /// The flow id of the tables.
+    pub flow: u32,
+    pub src: Host,
+    pub dst: Host,
+    /// The sender's port (the trace filter and the series key) and the receiver's.
+    pub src_port: u16,
+    pub dst_port: u16,
+    /// A congestion control the kernel has (`reno`, `cubic`, or a registered `struct_ops`).
+    pub cc: String,
+    /// When it opens and when the application closes it, on the monotonic clock; `bytes` to
+    /// send, `None` for as much as it can until `stop`.
+    pub start_ns: u64,
+    pub stop_ns: u64,
+    pub bytes: Option<u64>,
+}
+
+/// What became of a connection.
+#[derive(Clone, Debug, Default)]
+pub struct TcpOutcome {
+    pub flow: u32,
+    /// When `connect()` was called and when it returned.
+    pub opened_ns: u64,
+    pub connected_ns: u64,
+    /// When the last byte of a finite flow was acknowledged.
+    pub completed_ns: Option<u64>,
+    /// Bytes the receiving application read.
+    pub received_bytes: u64,
+    /// `TCP_INFO` of the sender when it finished or was stopped.
+    pub info: TcpInfo,
+    pub error: Option<String>,
+}
+
+const CHUNK: usize = 64 * 1024;
+/// How long after its stop time a receiver waits for a connection or its last bytes.
+const GRACE_NS: u64 = 3_000_000_000;
+
+/// Runs the receiving side: accepts one connection on `(dst.addr, dst_port)` and reads until
+/// the sender closes. The listener is bound before this returns.
+fn receiver(job: &TcpJob) -> io::Result<std::thread::JoinHandle<io::Result<u64>>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let job = job.clone();
+    let handle = std::thread::spawn(move || -> io::Result<u64> {
+        let bound = enter(&job.dst)
+            .and_then(|_| TcpListener::bind(SocketAddrV4::new(job.dst.addr, job.dst_port)));
+        let listener = match bound {
+            Ok(l) => {
+                let _ = tx.send(Ok(()));
+                l
+            }
+            Err(e) => {
+                let _ = tx.send(Err(io::Error::new(
+                    e.kind(),
+                    format!("listen on {}:{}: {e}", job.dst.addr, job.dst_port),
+                )));
+                return Ok(0);
+            }
+        };
+        // Give up some time after the connection should have closed: a sender that could not
+        // connect must not leave this thread waiting.
+        let deadline = job.stop_ns + GRACE_NS;
+        listener.set_nonblocking(true)?;
+        let mut c = loop {
+            match listener.accept() {
+                Ok((c, _)) => break c,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if monotonic_ns() > deadline {
+                        return Ok(0);
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        c.set_nonblocking(false)?;
+        c.set_read_timeout(Some(Duration::from_millis(100)))?;
+        let mut buf = vec![0u8; CHUNK];
+        let mut total = 0u64;
+        loop {
+            match c.read(&mut buf) {
+                Ok(0) => return Ok(total),
+                Ok(k) => total += k as u64,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                    ) =>
+                {
+                    if monotonic_ns() > deadline {
+                        return Ok(total);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::ConnectionReset => return Ok(total),
+                Err(e) => return Err(e),
+            }
+        }
+    });
+    rx.recv()
+        .unwrap_or_else(|_| Err(io::Error::other("receiver thread ended")))?;
+    Ok(handle)
+}
+
+/// Runs the sending side of `job` in the calling thread.
+fn sender(job: &TcpJob) -> TcpOutcome {
+    let mut out = TcpOutcome {
+        flow: job.flow,
+        ..TcpOutcome::default()
+    };
+    if let Err(e) = enter(&job.src) {
+        out.error = Some(format!("enter {}: {e}", job.src.name));
+        return out;
+    }
+    sleep_until(job.start_ns);
+    out.opened_ns = monotonic_ns();
+    let local = SocketAddrV4::new(job.src.addr, job.src_port);
+    let remote = SocketAddrV4::new(job.dst.addr, job.dst_port);
+    let mut s = match connect_with(&job.cc, local, remote) {
+        Ok(s) => s,
+        Err(e) => {
+            out.error = Some(e.to_string());
+            return out;
+        }
+    };
+    out.connected_ns = monotonic_ns();
+    // Writes return at least every 20 ms, so that a stop time is kept.
+    let _ = s.set_write_timeout(Some(Duration::from_millis(20)));
+    let chunk = vec![0x5au8; CHUNK];
+    let mut sent = 0u64;
+    let limit = job.bytes.unwrap_or(u64::MAX);
+    while sent < limit && monotonic_ns() < job.stop_ns {
+        let n = (limit - sent).min(CHUNK as u64) as usize;
+        match s.write(&chunk[..n]) {
+            Ok(k) => sent += k as u64,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => {
+                out.error = Some(format!("write: {e}"));
+                break;
+            }
+        }
+    }
+    // A finite flow completes when its last byte is acknowledged.
+    if job.bytes.is_some() && sent == limit {
+        while monotonic_ns() < job.stop_ns {
+            match tcp_info(&s) {
+                Ok((info, _)) if info.unacked == 0 && info.notsent_bytes == 0 => {
+                    out.completed_ns = Some(monotonic_ns());
+                    break;
+                }
+                Ok(_) => std::thread::sleep(Duration::from_micros(200)),
+                Err(_) => break,
+            }
+        }
+    }
+    if let Ok((info, _)) = tcp_info(&s) {
+        out.info = info;
+    }
+    let _ = s.shutdown(std::net::Shutdown::Both);
+    out
+}
+
+/// Runs every job: receivers listen first, then each sender opens at its start time. Returns
+/// one outcome per job, in the order given.
+pub fn run_tcp(jobs: &[TcpJob]) -> Vec<TcpOutcome> {
+    let receivers: Vec<_> = jobs.iter().map(receiver).collect();
+    let senders: Vec<_> = jobs
+        .iter()
+        .cloned()
+        .map(|job| std::thread::spawn(move || sender(&job)))
+        .collect();
+    let mut outcomes = Vec::with_capacity(jobs.len());
+    for (sender, receiver) in senders.into_iter().zip(receivers) {
+        let mut out = sender.join().unwrap_or_else(|_| TcpOutcome {
+            error: Some("the sender thread panicked".into()),
+            ..TcpOutcome::default()
+        });
+        match receiver {
+            Ok(handle) => match handle.join() {
+                Ok(Ok(bytes)) => out.received_bytes = bytes,
+                Ok(Err(e)) => out.error = out.error.or(Some(format!("receive: {e}"))),
+                Err(_) => out.error = out.error.or(Some("the receiver thread panicked".into())),
+            },
+            Err(e) => out.error = out.error.or(Some(e.to_string())),
+        }
+        outcomes.push(out);
+    }
+    outcomes
+}
