@@ -4,12 +4,14 @@
 //! over an emulated bottleneck, and written in the simulator's tables.
 //!
 //! Where to look:
+//! - [`plan`]: what the kernel runs for a resolved scenario, or the field it cannot honour;
 //! - [`trace`]: per-ACK sender state from the `tcp:tcp_probe` tracepoint, in a trace instance
 //!   of the run's own;
 //! - [`tcpinfo`]: a connection's `TCP_INFO` counters;
 //! - [`series`]: trace records turned into the flow series and the slow-start exit;
 //! - [`traffic`]: TCP connections between hosts in namespaces, on the monotonic clock.
 
+pub mod plan;
 pub mod series;
 pub mod tcpinfo;
 pub mod trace;

@@ -1,0 +1,441 @@
+//! What the kernel world will run for a resolved scenario, or why it cannot.
+//!
+//! Every field the kernel can honour is mapped to what Linux lets a user set per namespace,
+//! route or socket; a field it cannot honour is refused with the usual error naming the field,
+//! never approximated. What Linux does whatever the scenario says (it always opens with a
+//! handshake, keeps undo, computes its own delayed-ACK timer) is listed in
+//! [`KernelPlan::differences`], written with every kernel run and in docs/kernel.md.
+
+use serde_json::Value;
+use startlab_core::scenario::{ResolvedScenario, ScenarioError, Traffic};
+use startlab_core::tcp::{Pacing, Recovery, TcpConfig};
+use startlab_core::time::Duration;
+
+/// One TCP connection of the kernel run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Connection {
+    /// The flow id of the tables (the simulator numbers connections in the same order).
+    pub flow: u32,
+    pub entry: usize,
+    pub label: String,
+    pub src: String,
+    pub dst: String,
+    /// The kernel's congestion control.
+    pub cc: String,
+    /// The scenario's `cc` and `startup`, for the tables.
+    pub scenario_cc: String,
+    pub startup: String,
+    pub start: Duration,
+    pub stop: Duration,
+    /// `None`: as much as it can until `stop`.
+    pub bytes: Option<u64>,
+    /// Linux's internal pacing, switched on with `SO_MAX_PACING_RATE` (`tcp.pacing = "linux"`).
+    pub paced: bool,
+}
+
+/// Settings of a sending or receiving host (per namespace, per route).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostTcp {
+    pub mss_bytes: u32,
+    /// Segments (`ip route … initcwnd`).
+    pub initial_window: u32,
+    pub sack: bool,
+    /// Timestamps (`net.ipv4.tcp_timestamps`); they add 12 bytes to every segment's header.
+    pub timestamps: bool,
+    /// `ip route … rto_min`.
+    pub min_rto: Duration,
+    /// `net.ipv4.tcp_reordering`: the duplicate-ACK threshold.
+    pub dupack_threshold: u32,
+    /// Bytes the receiver advertises at most (`ip route … window`); `None`: unlimited.
+    pub receive_window_bytes: Option<u64>,
+    /// `ip route … quickack 1` at the receiver: an ACK for every segment.
+    pub quickack: bool,
+    /// `net.ipv4.tcp_pacing_ss_ratio` and `_ca_ratio`, percent.
+    pub pacing_ratios: (u32, u32),
+}
+
+/// The global `tcp_cubic` module parameters a run needs (`/sys/module/tcp_cubic/parameters`),
+/// restored afterwards.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CubicModule {
+    /// `hystart`: 0 or 1.
+    pub hystart: u32,
+    /// `hystart_detect`: 1 train, 2 delay, 3 both.
+    pub hystart_detect: u32,
+    pub hystart_low_window: u32,
+    pub hystart_ack_delta_us: u32,
+    pub fast_convergence: u32,
+    pub tcp_friendliness: u32,
+    /// beta × 1024.
+    pub beta: u32,
+}
+
+/// The kernel run of a scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelPlan {
+    pub connections: Vec<Connection>,
+    /// Per flow entry: its hosts' TCP settings.
+    pub tcp: Vec<HostTcp>,
+    pub cubic: Option<CubicModule>,
+    /// What Linux does differently from the scenario's TCP, whatever it says.
+    pub differences: Vec<String>,
+}
+
+fn refuse(path: String, message: impl Into<String>) -> ScenarioError {
+    ScenarioError {
+        path,
+        message: message.into(),
+    }
+}
+
+/// The kernel's congestion controls that need no eBPF program.
+pub const BUILT_IN: [&str; 2] = ["reno", "cubic"];
+
+/// Parameters given in a scenario, as written (what resolution filled in is not there).
+fn given(v: &Option<startlab_core::cc::registry::Params>) -> Vec<(String, Value)> {
+    v.iter()
+        .flat_map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())))
+        .collect()
+}
+
+fn cubic_module(
+    at: &str,
+    cc_params: &[(String, Value)],
+    startup: &str,
+    startup_params: &[(String, Value)],
+) -> Result<CubicModule, ScenarioError> {
+    // Linux's defaults (tcp_cubic.c module parameters).
+    let mut m = CubicModule {
+        hystart: u32::from(startup == "hystart"),
+        hystart_detect: 3,
+        hystart_low_window: 16,
+        hystart_ack_delta_us: 2000,
+        fast_convergence: 1,
+        tcp_friendliness: 1,
+        beta: 717,
+    };
+    for (k, v) in cc_params {
+        let path = format!("{at}.cc_params.{k}");
+        match (k.as_str(), v) {
+            ("constants", Value::String(s)) if s == "linux" => {}
+            ("fast_convergence", Value::Bool(b)) => m.fast_convergence = u32::from(*b),
+            ("tcp_friendliness", Value::Bool(b)) => m.tcp_friendliness = u32::from(*b),
+            ("beta", Value::Number(n)) => {
+                m.beta = (n.as_f64().unwrap_or(0.7) * 1024.0).round() as u32
+            }
+            _ => {
+                return Err(refuse(
+                    path,
+                    format!("{v} cannot be set on the kernel's cubic, which runs Linux's constants; it takes beta, fast_convergence and tcp_friendliness"),
+                ))
+            }
+        }
+    }
+    for (k, v) in startup_params {
+        let path = format!("{at}.startup_params.{k}");
+        match (k.as_str(), v) {
+            ("variant", Value::String(s)) if s == "linux" => {}
+            ("detect", Value::String(s)) => {
+                m.hystart_detect = match s.as_str() {
+                    "train" => 1,
+                    "delay" => 2,
+                    _ => 3,
+                }
+            }
+            ("low_window", Value::Number(n)) => {
+                m.hystart_low_window = n.as_f64().unwrap_or(16.0).round() as u32
+            }
+            ("ack_delta_ms", Value::Number(n)) => {
+                m.hystart_ack_delta_us = (n.as_f64().unwrap_or(2.0) * 1000.0).round() as u32
+            }
+            _ => {
+                return Err(refuse(
+                    path,
+                    format!("{v} cannot be set on Linux's HyStart; it takes detect, low_window and ack_delta_ms"),
+                ))
+            }
+        }
+    }
+    if startup == "hystart"
+        && !startup_params
+            .iter()
+            .any(|(k, v)| k == "variant" && v == "linux")
+    {
+        return Err(refuse(
+            format!("{at}.startup_params.variant"),
+            "the kernel runs Linux's HyStart: write variant = \"linux\" (the dissertation's variant exists only in the simulator until it is ported to eBPF)",
+        ));
+    }
+    Ok(m)
+}
+
+/// The kernel run of `s`, or the first field the kernel cannot honour. `available` lists the
+/// congestion controls the kernel has (`tcp_available_congestion_control`, plus registered
+/// eBPF programs).
+pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, ScenarioError> {
+    let doc = &s.document;
+    let kind = doc.topology.kind;
+    if !matches!(kind, startlab_core::scenario::TopologyKind::Dumbbell) {
+        return Err(refuse(
+            "topology.kind".into(),
+            "the kernel testbed builds dumbbells (one bottleneck between the sending and the receiving hosts)",
+        ));
+    }
+    let mut connections = Vec::new();
+    let mut tcp = Vec::new();
+    let mut cubic: Option<(String, CubicModule)> = None;
+    let mut flow = 0u32;
+    for plan in &s.flows {
+        let at = format!("flows[{}]", plan.entry);
+        let entry = &doc.flows[plan.entry];
+        let Traffic::Tcp {
+            connections: conns,
+            tcp: cfg,
+            controller,
+        } = &plan.traffic
+        else {
+            return Err(refuse(
+                format!("{at}.kind"),
+                format!("\"{}\" traffic is not run in the kernel world yet; it runs TCP connections (kind = \"tcp\")", entry.kind.name()),
+            ));
+        };
+        let (cc, startup) = (controller.cc(), controller.startup());
+        let kernel_cc = match (cc, startup) {
+            ("reno" | "newreno", "default") => "reno",
+            ("cubic", "default" | "hystart") => "cubic",
+            (_, "default") => {
+                return Err(refuse(
+                    format!("{at}.cc"),
+                    format!("\"{cc}\" is not in this kernel (it has {}); the papers' other algorithms arrive as eBPF programs", available.join(", ")),
+                ))
+            }
+            _ => {
+                return Err(refuse(
+                    format!("{at}.startup"),
+                    format!("\"{startup}\" on \"{cc}\" is not in this kernel; only cubic's own HyStart (startup = \"hystart\", variant = \"linux\") is"),
+                ))
+            }
+        };
+        if !available.iter().any(|a| a == kernel_cc) {
+            return Err(refuse(
+                format!("{at}.cc"),
+                format!(
+                    "this kernel has no \"{kernel_cc}\" (it has {})",
+                    available.join(", ")
+                ),
+            ));
+        }
+        let cc_params = given(&entry.cc_params);
+        let startup_params = given(&entry.startup_params);
+        if kernel_cc == "cubic" {
+            let module = cubic_module(&at, &cc_params, startup, &startup_params)?;
+            match &cubic {
+                Some((first, m)) if *m != module => {
+                    return Err(refuse(
+                        at,
+                        format!("its cubic settings differ from {first}'s; the kernel's cubic parameters are global to the machine"),
+                    ))
+                }
+                Some(_) => {}
+                None => cubic = Some((at.clone(), module)),
+            }
+        } else if let Some((k, _)) = cc_params.first() {
+            return Err(refuse(
+                format!("{at}.cc_params.{k}"),
+                "the kernel's reno has no parameters",
+            ));
+        }
+        tcp.push(host_tcp(&at, cfg)?);
+        for c in conns {
+            connections.push(Connection {
+                flow,
+                entry: plan.entry,
+                label: c.label.clone(),
+                src: entry.src.clone().unwrap_or_default(),
+                dst: entry.dst.clone().unwrap_or_default(),
+                cc: kernel_cc.to_string(),
+                scenario_cc: cc.to_string(),
+                startup: startup.to_string(),
+                start: c.start - startlab_core::Time::ZERO,
+                stop: c.stop.map_or(s.duration, |t| t - startlab_core::Time::ZERO),
+                bytes: c.size.total_bytes(cfg.mss_bytes),
+                paced: matches!(cfg.pacing, Pacing::Linux { .. }),
+            });
+            flow += 1;
+        }
+    }
+    let differences = vec![
+        "Linux always opens a connection with a SYN/SYN-ACK handshake, which gives the first RTT sample; a flow's start is when connect() is called".to_string(),
+        "Linux keeps undo (DSACK, timestamps and F-RTO) whatever tcp.undo says".to_string(),
+        "Linux's receiver ACKs every segment in quick-ACK mode at the start and computes its own delayed-ACK timer (tcp.delayed_ack_timeout is not used)".to_string(),
+        "Linux's RTO is computed in jiffies by tcp_rtt_estimator and starts at 1 s (tcp.initial_rto, tcp.max_rto and tcp.clock_granularity are not used)".to_string(),
+        "With timestamps, every segment carries 12 more header bytes than tcp.header".to_string(),
+        "Linux recovers with RACK-TLP and PRR, and the receiver's window autotunes up to its buffers".to_string(),
+    ];
+    Ok(KernelPlan {
+        connections,
+        tcp,
+        cubic: cubic.map(|(_, m)| m),
+        differences,
+    })
+}
+
+fn host_tcp(at: &str, cfg: &TcpConfig) -> Result<HostTcp, ScenarioError> {
+    if cfg.initial_ssthresh.is_finite() {
+        return Err(refuse(
+            format!("{at}.tcp.initial_ssthresh"),
+            format!("{} segments: Linux starts every connection with an unlimited ssthresh; an initial ssthresh needs an eBPF controller", cfg.initial_ssthresh),
+        ));
+    }
+    if cfg.recovery == Recovery::Reno {
+        return Err(refuse(
+            format!("{at}.tcp.recovery"),
+            "Reno's fast recovery (cc = \"reno\" without SACK, or recovery = \"reno\") is not Linux's: it recovers as NewReno without SACK (RFC 6582) and by SACK with it; use cc = \"newreno\", recovery = \"newreno\" or sack = true",
+        ));
+    }
+    match cfg.pacing {
+        Pacing::ByController | Pacing::Linux { .. } => {}
+        Pacing::Window | Pacing::InitialSpreading => {
+            return Err(refuse(
+                format!("{at}.tcp.pacing"),
+                "only \"none\" and \"linux\" exist in the kernel without eBPF (Linux's internal pacing; fq is absent)",
+            ))
+        }
+    }
+    let (ss, ca) = match cfg.pacing {
+        Pacing::Linux { ss_ratio, ca_ratio } => (ss_ratio, ca_ratio),
+        _ => (2.0, 1.2),
+    };
+    Ok(HostTcp {
+        mss_bytes: cfg.mss_bytes,
+        initial_window: cfg.initial_window,
+        sack: cfg.sack,
+        timestamps: true,
+        min_rto: cfg.min_rto,
+        dupack_threshold: cfg.dupack_threshold,
+        receive_window_bytes: (cfg.receive_window != u32::MAX)
+            .then(|| cfg.receive_window as u64 * cfg.mss_bytes as u64),
+        quickack: !cfg.delayed_ack,
+        pacing_ratios: ((ss * 100.0).round() as u32, (ca * 100.0).round() as u32),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use startlab_core::scenario;
+
+    fn resolved(flows: &str) -> ResolvedScenario {
+        let text = format!(
+            "duration = \"10s\"\n[topology]\nkind = \"dumbbell\"\npairs = 2\nbottleneck = {{ rate = \"40Mbps\", delay = \"20ms\" }}\n{flows}"
+        );
+        scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap()
+    }
+
+    fn kernel() -> Vec<String> {
+        vec!["reno".into(), "cubic".into(), "bbr".into()]
+    }
+
+    fn refusal(flows: &str) -> String {
+        plan(&resolved(flows), &kernel()).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reno_and_cubic_with_hystart_map_to_the_kernel() {
+        let p = plan(
+            &resolved("[[flows]]\npair = 0\ncc = \"newreno\"\nsize = \"1MB\"\n[[flows]]\npair = 1\ncc = \"cubic\"\nstartup = \"hystart\"\nstartup_params = { variant = \"linux\", detect = \"train\" }\nstart = \"1s\"\ncount = 2\nstagger = \"1s\"\n"),
+            &kernel(),
+        )
+        .unwrap();
+        let c = &p.connections;
+        assert_eq!(c.len(), 3);
+        assert_eq!(
+            (c[0].cc.as_str(), c[0].bytes, c[0].src.as_str()),
+            ("reno", Some(1_000_000), "s0")
+        );
+        assert_eq!(
+            (c[2].cc.as_str(), c[2].label.as_str(), c[2].start),
+            ("cubic", "cubic+hystart#1", Duration::from_secs(2))
+        );
+        assert_eq!(c[2].stop, Duration::from_secs(10));
+        let m = p.cubic.unwrap();
+        assert_eq!((m.hystart, m.hystart_detect, m.beta), (1, 1, 717));
+        assert!(!p.differences.is_empty());
+    }
+
+    #[test]
+    fn what_the_kernel_cannot_honour_is_refused_by_field() {
+        assert!(refusal("[[flows]]\ncc = \"vegas\"\n")
+            .starts_with("flows[0].cc: \"vegas\" is not in this kernel (it has reno, cubic, bbr)"));
+        assert!(refusal("[[flows]]\ncc = \"reno\"\nstartup = \"pstart\"\n")
+            .starts_with("flows[0].startup: \"pstart\" on \"reno\""));
+        assert!(
+            refusal("[[flows]]\ncc = \"cubic\"\nstartup = \"hystart\"\n")
+                .starts_with("flows[0].startup_params.variant")
+        );
+        assert!(refusal(
+            "[[flows]]\ncc = \"cubic\"\ncc_params = { constants = \"dissertation\" }\n"
+        )
+        .starts_with("flows[0].cc_params.constants"));
+        assert!(
+            refusal("[[flows]]\ncc = \"newreno\"\ntcp = { initial_ssthresh = 32 }\n")
+                .starts_with("flows[0].tcp.initial_ssthresh: 32 segments")
+        );
+        assert!(
+            refusal("[[flows]]\ncc = \"newreno\"\ntcp = { pacing = \"window\" }\n")
+                .starts_with("flows[0].tcp.pacing")
+        );
+        assert!(refusal("[[flows]]\ncc = \"reno\"\n")
+            .starts_with("flows[0].tcp.recovery: Reno's fast recovery"));
+        assert!(refusal("[[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\n")
+            .starts_with("flows[0].kind: \"cbr\" traffic"));
+        // Two flows asking for different global cubic settings.
+        let e = refusal("[[flows]]\npair = 0\ncc = \"cubic\"\n[[flows]]\npair = 1\ncc = \"cubic\"\ncc_params = { beta = 0.8 }\n");
+        assert!(
+            e.starts_with("flows[1]: its cubic settings differ from flows[0]'s"),
+            "{e}"
+        );
+        // A kernel without cubic.
+        let e = plan(
+            &resolved("[[flows]]\ncc = \"cubic\"\n"),
+            &["reno".to_string()],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("flows[0].cc: this kernel has no \"cubic\""),
+            "{e}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod examples {
+    use super::*;
+    use startlab_core::scenario;
+
+    /// Which shipped examples the kernel can express, and why not the others (printed with
+    /// `--nocapture`); every example is either planned or refused with a field.
+    #[test]
+    fn every_example_is_planned_or_refused_by_field() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        let mut paths: Vec<_> = [root.clone(), root.join("papers")]
+            .iter()
+            .flat_map(|d| std::fs::read_dir(d).unwrap().map(|e| e.unwrap().path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .collect();
+        paths.sort();
+        let kernel = vec!["reno".to_string(), "cubic".to_string()];
+        for path in paths {
+            let s = scenario::from_toml(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let r = scenario::resolve(&s).unwrap();
+            match plan(&r, &kernel) {
+                Ok(p) => println!("{}: {} connections", path.display(), p.connections.len()),
+                Err(e) => {
+                    assert!(!e.path.is_empty(), "{}: {e}", path.display());
+                    println!("{}: refused: {e}", path.display());
+                }
+            }
+        }
+    }
+}
