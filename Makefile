@@ -3,6 +3,7 @@
 #   make demo       run examples/dumbbell-newreno.toml into out/demo
 #   make test       Rust tests, then the Python tests (without the slow ones)
 #   make test-slow  the slow Python tests only
+#   make test-kernel the kernel tests (root, network namespaces, tracefs); says why when it skips
 #   make lint       ruff and mypy
 #   make bench      the Rust benchmarks
 #   make bench-compare BASE=REV  this tree's speed against commit REV, side by side (ratios)
@@ -55,6 +56,13 @@ test: setup
 
 test-slow: setup
 	$(BIN)/python -m pytest -q -m slow
+
+.PHONY: test-kernel
+test-kernel:
+	@if [ "$$(id -u)" != 0 ]; then echo "kernel tests SKIPPED: they need root (network namespaces, tracefs)"; \
+	elif ! command -v ip >/dev/null; then echo "kernel tests SKIPPED: iproute2 (ip) is not installed"; \
+	elif ! ip netns add startlab-probe-$$$$ 2>/dev/null; then echo "kernel tests SKIPPED: this machine does not allow network namespaces"; \
+	else ip netns del startlab-probe-$$$$; cargo test -p startlab-kernel --test 'kernel_*' -- --ignored; fi
 
 lint: setup
 	$(BIN)/ruff check python tests/python

@@ -13,7 +13,8 @@
 //! `data_len`.
 
 use std::fs;
-use std::io::{self, BufRead, BufReader};
+use std::io;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// One `tcp_probe` event.
@@ -144,9 +145,14 @@ pub const INSTANCE_PREFIX: &str = "startlab-";
 const EVENTS: [&str; 2] = ["events/tcp/tcp_probe", "events/tcp/tcp_cong_state_set"];
 
 /// A trace instance recording `tcp_probe` and `tcp_cong_state_set` for some ports.
+///
+/// A reader thread consumes `trace_pipe` while the run goes on, so a long run at a high ACK
+/// rate does not overwrite its own beginning in the ring buffer.
 #[derive(Debug)]
 pub struct Tracer {
     instance: PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    reader: Option<std::thread::JoinHandle<io::Result<Records>>>,
 }
 
 impl Tracer {
@@ -156,7 +162,11 @@ impl Tracer {
         let name = format!("{INSTANCE_PREFIX}{}-{run}", std::process::id());
         let instance = root.join("instances").join(name);
         fs::create_dir(&instance)?;
-        let tracer = Tracer { instance };
+        let mut tracer = Tracer {
+            instance,
+            stop: Default::default(),
+            reader: None,
+        };
         fs::write(tracer.instance.join("trace_clock"), "mono")?;
         fs::write(
             tracer.instance.join("buffer_size_kb"),
@@ -174,6 +184,12 @@ impl Tracer {
             }
             fs::write(event.join("enable"), "1")?;
         }
+        let pipe = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(tracer.instance.join("trace_pipe"))?;
+        let stop = tracer.stop.clone();
+        tracer.reader = Some(std::thread::spawn(move || read_pipe(pipe, &stop)));
         Ok(tracer)
     }
 
@@ -183,19 +199,15 @@ impl Tracer {
     }
 
     /// Stops recording and returns everything recorded, in time order.
-    pub fn records(&self) -> io::Result<Records> {
+    pub fn records(&mut self) -> io::Result<Records> {
         fs::write(self.instance.join("tracing_on"), "0")?;
-        let file = fs::File::open(self.instance.join("trace"))?;
-        let mut out = Records::default();
-        for line in BufReader::new(file).lines() {
-            let line = line?;
-            if let Some(r) = parse_probe(&line) {
-                out.probes.push(r);
-            } else if let Some(r) = parse_cong_state(&line) {
-                out.cong_states.push(r);
-            }
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        match self.reader.take() {
+            Some(reader) => reader
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the trace reader panicked"))),
+            None => Ok(Records::default()),
         }
-        Ok(out)
     }
 
     /// Whether the per-CPU buffers overflowed (events were lost).
@@ -213,8 +225,49 @@ impl Tracer {
     }
 }
 
+/// Reads `trace_pipe` (opened non-blocking) until `stop` is set and the pipe is empty.
+fn read_pipe(mut pipe: fs::File, stop: &std::sync::atomic::AtomicBool) -> io::Result<Records> {
+    use std::io::Read;
+    let mut out = Records::default();
+    let mut pending = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match pipe.read(&mut buf) {
+            Ok(0) => {}
+            Ok(n) => {
+                pending.extend_from_slice(&buf[..n]);
+                // Parse every complete line; keep a partial one for the next read.
+                let end = pending
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |i| i + 1);
+                for line in String::from_utf8_lossy(&pending[..end]).lines() {
+                    if let Some(r) = parse_probe(line) {
+                        out.probes.push(r);
+                    } else if let Some(r) = parse_cong_state(line) {
+                        out.cong_states.push(r);
+                    }
+                }
+                pending.drain(..end);
+                continue;
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+            return Ok(out);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
 impl Drop for Tracer {
     fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
         for event in EVENTS {
             let _ = fs::write(self.instance.join(event).join("enable"), "0");
         }

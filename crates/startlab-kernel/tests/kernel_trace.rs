@@ -70,7 +70,7 @@ fn kernel_tcp_probe_records_a_loopback_transfer() {
     let fs = Tracefs::ensure().expect("tracefs");
     let ns = Netns::new(&format!("startlab-{}-trace", std::process::id()));
     let port = 45_000 + (std::process::id() % 1000) as u16;
-    let tracer = Tracer::start(&fs.root, "trace-test", &[port], 4096).expect("trace instance");
+    let mut tracer = Tracer::start(&fs.root, "trace-test", &[port], 4096).expect("trace instance");
     let instance = tracer.path().to_path_buf();
     const BYTES: usize = 4 << 20;
     let server = {
