@@ -51,22 +51,13 @@ pub fn enter(host: &Host) -> io::Result<()> {
     Ok(())
 }
 
-fn setsockopt<T>(fd: &OwnedFd, level: i32, name: i32, value: &T, what: &str) -> io::Result<()> {
-    // SAFETY: `value` points to a live `T` of the size given.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            level,
-            name,
-            (value as *const T).cast(),
-            std::mem::size_of::<T>() as libc::socklen_t,
-        )
-    };
-    if rc != 0 {
-        let e = io::Error::last_os_error();
-        return Err(io::Error::new(e.kind(), format!("{what}: {e}")));
+/// `Ok` if a libc call returned 0, else the OS error prefixed with `what`.
+fn check(rc: libc::c_int, what: impl FnOnce() -> String) -> io::Result<()> {
+    if rc == 0 {
+        return Ok(());
     }
-    Ok(())
+    let e = io::Error::last_os_error();
+    Err(io::Error::new(e.kind(), format!("{}: {e}", what())))
 }
 
 fn sockaddr(a: SocketAddrV4) -> libc::sockaddr_in {
@@ -90,57 +81,41 @@ pub fn connect_with(cc: &str, local: SocketAddrV4, remote: SocketAddrV4) -> io::
     }
     // SAFETY: `fd` is a new descriptor that nothing else owns.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let raw = fd.as_raw_fd();
     let one: libc::c_int = 1;
-    setsockopt(
-        &fd,
-        libc::SOL_SOCKET,
-        libc::SO_REUSEADDR,
-        &one,
-        "SO_REUSEADDR",
-    )?;
-    // SAFETY: `cc` is a byte string of the given length.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            cc.as_ptr().cast(),
-            cc.len() as libc::socklen_t,
-        )
-    };
-    if rc != 0 {
-        let e = io::Error::last_os_error();
-        return Err(io::Error::new(
-            e.kind(),
-            format!("TCP_CONGESTION \"{cc}\": {e}"),
-        ));
-    }
-    let bind = sockaddr(local);
-    let size = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-    // SAFETY: a valid socket and address of the stated size.
-    if unsafe {
-        libc::bind(
-            fd.as_raw_fd(),
-            (&bind as *const libc::sockaddr_in).cast(),
-            size,
-        )
-    } != 0
-    {
-        let e = io::Error::last_os_error();
-        return Err(io::Error::new(e.kind(), format!("bind {local}: {e}")));
-    }
-    let to = sockaddr(remote);
-    // SAFETY: as above.
-    if unsafe {
-        libc::connect(
-            fd.as_raw_fd(),
-            (&to as *const libc::sockaddr_in).cast(),
-            size,
-        )
-    } != 0
-    {
-        let e = io::Error::last_os_error();
-        return Err(io::Error::new(e.kind(), format!("connect {remote}: {e}")));
+    let int = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: each call gets a live buffer of the length it is given.
+    unsafe {
+        check(
+            libc::setsockopt(
+                raw,
+                libc::SOL_SOCKET,
+                libc::SO_REUSEADDR,
+                (&one as *const libc::c_int).cast(),
+                int,
+            ),
+            || "SO_REUSEADDR".into(),
+        )?;
+        check(
+            libc::setsockopt(
+                raw,
+                libc::IPPROTO_TCP,
+                libc::TCP_CONGESTION,
+                cc.as_ptr().cast(),
+                cc.len() as libc::socklen_t,
+            ),
+            || format!("TCP_CONGESTION \"{cc}\""),
+        )?;
+        let size = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        let (from, to) = (sockaddr(local), sockaddr(remote));
+        check(
+            libc::bind(raw, (&from as *const libc::sockaddr_in).cast(), size),
+            || format!("bind {local}"),
+        )?;
+        check(
+            libc::connect(raw, (&to as *const libc::sockaddr_in).cast(), size),
+            || format!("connect {remote}"),
+        )?;
     }
     Ok(TcpStream::from(fd))
 }
@@ -181,6 +156,14 @@ pub struct TcpOutcome {
 }
 
 const CHUNK: usize = 64 * 1024;
+
+/// A socket call that timed out or was interrupted: try again (after checking the clock).
+fn retry(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
+}
 /// How long after its stop time a receiver waits for a connection or its last bytes.
 const GRACE_NS: u64 = 3_000_000_000;
 
@@ -229,14 +212,7 @@ fn receiver(job: &TcpJob) -> io::Result<std::thread::JoinHandle<io::Result<u64>>
             match c.read(&mut buf) {
                 Ok(0) => return Ok(total),
                 Ok(k) => total += k as u64,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock
-                            | io::ErrorKind::TimedOut
-                            | io::ErrorKind::Interrupted
-                    ) =>
-                {
+                Err(e) if retry(&e) => {
                     if monotonic_ns() > deadline {
                         return Ok(total);
                     }
@@ -282,13 +258,7 @@ fn sender(job: &TcpJob) -> TcpOutcome {
         let n = (limit - sent).min(CHUNK as u64) as usize;
         match s.write(&chunk[..n]) {
             Ok(k) => sent += k as u64,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
-                ) => {}
+            Err(e) if retry(&e) => {}
             Err(e) => {
                 out.error = Some(format!("write: {e}"));
                 break;

@@ -1,14 +1,18 @@
 //! The tracer on a real kernel TCP transfer, over loopback in a network namespace of the test's
-//! own. Needs root: `cargo test -p startlab-kernel -- --ignored kernel`.
+//! own. Needs root: `make test-kernel`.
 
+mod common;
+
+use common::is_root;
 use startlab_kernel::tcpinfo::tcp_info;
 use startlab_kernel::trace::{Tracefs, Tracer, INFINITE_SSTHRESH};
+use startlab_kernel::traffic::{connect_with, enter, Host};
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener};
+use std::path::PathBuf;
 use std::process::Command;
 
-/// A namespace that is deleted when dropped.
+/// A namespace with only loopback, deleted when dropped.
 struct Netns(String);
 
 impl Netns {
@@ -20,23 +24,21 @@ impl Netns {
             .success();
         assert!(ok, "ip netns add {name}");
         let ns = Netns(name.to_string());
-        ns.exec(&["ip", "link", "set", "lo", "up"]);
-        ns
-    }
-    fn exec(&self, args: &[&str]) {
         let ok = Command::new("ip")
-            .args(["netns", "exec", &self.0])
-            .args(args)
+            .args(["-n", name, "link", "set", "lo", "up"])
             .status()
             .unwrap()
             .success();
-        assert!(ok, "{args:?}");
+        assert!(ok, "lo up");
+        ns
     }
-    /// Moves the calling thread into the namespace.
-    fn enter(&self) {
-        let f = std::fs::File::open(format!("/var/run/netns/{}", self.0)).unwrap();
-        // SAFETY: a valid namespace file descriptor; only this thread changes namespace.
-        assert_eq!(unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) }, 0);
+
+    fn host(&self) -> Host {
+        Host {
+            name: "lo".into(),
+            netns: PathBuf::from(format!("/var/run/netns/{}", self.0)),
+            addr: Ipv4Addr::LOCALHOST,
+        }
     }
 }
 
@@ -46,24 +48,10 @@ impl Drop for Netns {
     }
 }
 
-fn set_congestion(s: &TcpStream, name: &str) {
-    // SAFETY: a valid socket and a buffer of the given length.
-    let rc = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            name.as_ptr().cast(),
-            name.len() as libc::socklen_t,
-        )
-    };
-    assert_eq!(rc, 0, "TCP_CONGESTION {name}");
-}
-
 #[test]
 #[ignore = "kernel: needs root, network namespaces and tracefs"]
 fn kernel_tcp_probe_records_a_loopback_transfer() {
-    if unsafe { libc::geteuid() } != 0 {
+    if !is_root() {
         eprintln!("skipped: not root");
         return;
     }
@@ -73,11 +61,13 @@ fn kernel_tcp_probe_records_a_loopback_transfer() {
     let mut tracer = Tracer::start(&fs.root, "trace-test", &[port], 4096).expect("trace instance");
     let instance = tracer.path().to_path_buf();
     const BYTES: usize = 4 << 20;
+    let (listening, ready) = std::sync::mpsc::channel();
     let server = {
-        let name = ns.0.clone();
+        let host = ns.host();
         std::thread::spawn(move || {
-            Netns(name.clone()).enter_only();
-            let l = TcpListener::bind(("127.0.0.1", port)).unwrap();
+            enter(&host).unwrap();
+            let l = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).unwrap();
+            listening.send(()).unwrap();
             let (mut c, _) = l.accept().unwrap();
             let mut buf = vec![0u8; 1 << 16];
             let mut n = 0;
@@ -91,15 +81,14 @@ fn kernel_tcp_probe_records_a_loopback_transfer() {
             n
         })
     };
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    ready.recv().unwrap();
     let client = {
-        let name = ns.0.clone();
+        let host = ns.host();
         std::thread::spawn(move || {
-            Netns(name).enter_only();
-            // The controller is chosen before connect(), so nothing is inherited from the
-            // namespace's default (the pacing trap of docs/kernel.md).
-            let s = socket_before_connect("cubic");
-            let mut s = connect(s, port);
+            enter(&host).unwrap();
+            let local = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port + 1);
+            let remote = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
+            let mut s = connect_with("cubic", local, remote).unwrap();
             s.write_all(&vec![7u8; BYTES]).unwrap();
             // Until everything is acknowledged.
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
@@ -130,50 +119,11 @@ fn kernel_tcp_probe_records_a_loopback_transfer() {
     let records = tracer.records().unwrap();
     drop(tracer);
     assert!(!instance.exists(), "the trace instance is removed");
+    // The sender's records: from its port to the server's.
     let sender: Vec<_> = records.probes.iter().filter(|r| r.dport == port).collect();
     assert!(sender.len() > 10, "{} records", sender.len());
     assert!(sender.iter().all(|r| r.cwnd >= 1));
     assert!(sender.iter().any(|r| r.srtt_us > 0));
     // Slow start opens with an unlimited ssthresh (HyStart may end it later, even on loopback).
     assert_eq!(sender[0].ssthresh, INFINITE_SSTHRESH);
-}
-
-impl Netns {
-    /// Enters without owning (the namespace is deleted by its owner).
-    fn enter_only(self) {
-        self.enter();
-        std::mem::forget(self);
-    }
-}
-
-fn socket_before_connect(cc: &str) -> std::os::fd::OwnedFd {
-    // SAFETY: plain socket creation.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };
-    assert!(fd >= 0);
-    // SAFETY: fd is a new socket we own.
-    let owned = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
-    let stream = TcpStream::from(owned);
-    set_congestion(&stream, cc);
-    stream.into()
-}
-
-fn connect(fd: std::os::fd::OwnedFd, port: u16) -> TcpStream {
-    let addr = libc::sockaddr_in {
-        sin_family: libc::AF_INET as libc::sa_family_t,
-        sin_port: port.to_be(),
-        sin_addr: libc::in_addr {
-            s_addr: u32::from_be_bytes([127, 0, 0, 1]).to_be(),
-        },
-        sin_zero: [0; 8],
-    };
-    // SAFETY: a valid socket and a sockaddr_in of the stated size.
-    let rc = unsafe {
-        libc::connect(
-            fd.as_raw_fd(),
-            (&addr as *const libc::sockaddr_in).cast(),
-            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-        )
-    };
-    assert_eq!(rc, 0, "connect: {}", std::io::Error::last_os_error());
-    TcpStream::from(fd)
 }
