@@ -7,10 +7,11 @@
 //! - [`plan`]: what the kernel runs for a resolved scenario, or the field it cannot honour;
 //! - [`trace`]: per-ACK sender state from the `tcp:tcp_probe` tracepoint, in a trace instance
 //!   of the run's own;
-//! - [`tcpinfo`]: a connection's `TCP_INFO` counters;
+//! - [`tcpinfo`]: a connection's `TCP_INFO` counters; [`counters`]: a namespace's `nstat` counters;
 //! - [`series`]: trace records turned into the flow series and the slow-start exit;
 //! - [`traffic`]: TCP connections between hosts in namespaces, on the monotonic clock.
 
+pub mod counters;
 pub mod plan;
 pub mod series;
 pub mod tcpinfo;

@@ -5,6 +5,7 @@
 mod common;
 
 use common::{is_root, Pair};
+use startlab_kernel::counters::netstat;
 use startlab_kernel::series::{flow_samples, slow_start_exit};
 use startlab_kernel::trace::{Tracefs, Tracer};
 use startlab_kernel::traffic::{monotonic_ns, run_tcp, TcpJob};
@@ -34,7 +35,12 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
     };
     // A finite flow at once; an unlimited one from 200 ms to the stop at 1 s.
     let jobs = [job(0, 0, Some(2_000_000)), job(1, 200, None)];
+    let counters_before = netstat(&pair.host(0)).unwrap();
     let outcomes = run_tcp(&jobs);
+    let counters_after = netstat(&pair.host(0)).unwrap();
+    // The namespace's own counters moved (and the root namespace's are not these).
+    let sent = |m: &std::collections::BTreeMap<String, u64>| m["TcpExt.TCPOrigDataSent"];
+    assert!(sent(&counters_after) > sent(&counters_before) + 1000);
     let records = tracer.records().unwrap();
     assert_eq!(tracer.overruns().unwrap(), 0, "events were lost");
     drop(tracer);
