@@ -12,7 +12,7 @@ fn main() {
     for f in report.flows.rows() {
         println!(
             "flow {} {:<10} delivered {:>12} B goodput {:>8.2} Mbps retx {:>6} timeouts {:>3} recoveries {:>4} drops {:>6} ss-exit {:.3}s cwnd {:.1} ({}) done {}",
-            f.flow, f.label, f.delivered_bytes, f.goodput_bps / 1e6, f.retransmissions, f.timeouts, f.fast_recoveries, f.drops,
+            f.flow, f.label, f.delivered_bytes, f.goodput_bps / 1e6, f.retransmissions, f.timeouts, f.fast_recoveries, f.drops.unwrap_or(0),
             secs(f.ss_exit_ns), f.ss_exit_cwnd.unwrap_or(f64::NAN), f.ss_exit_reason.as_deref().unwrap_or("-"), secs(f.completion_ns)
         );
     }

@@ -14,6 +14,7 @@
 pub mod counters;
 pub mod plan;
 pub mod series;
+pub mod tables;
 pub mod tcpinfo;
 pub mod trace;
 pub mod traffic;

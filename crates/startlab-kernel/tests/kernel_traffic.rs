@@ -6,7 +6,9 @@ mod common;
 
 use common::{is_root, Pair};
 use startlab_kernel::counters::netstat;
+use startlab_kernel::plan::Connection;
 use startlab_kernel::series::{flow_samples, slow_start_exit};
+use startlab_kernel::tables::{tables, RunFacts};
 use startlab_kernel::trace::{Tracefs, Tracer};
 use startlab_kernel::traffic::{monotonic_ns, run_tcp, TcpJob};
 
@@ -83,6 +85,48 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
         .all(|w| w[0].delivered_bytes <= w[1].delivered_bytes));
     let last = rows.last().unwrap().delivered_bytes;
     assert!(last > 500_000 && last <= 2_000_000, "{last}");
+    // The same run in the simulator's tables.
+    let connections: Vec<Connection> = jobs
+        .iter()
+        .map(|j| Connection {
+            flow: j.flow,
+            entry: j.flow as usize,
+            label: format!("flow{}", j.flow),
+            src: "h0".into(),
+            dst: "h1".into(),
+            cc: j.cc.clone(),
+            scenario_cc: j.cc.clone(),
+            startup: "default".into(),
+            start: startlab_core::Duration::from_nanos(j.start_ns - t0),
+            stop: startlab_core::Duration::from_nanos(j.stop_ns - t0),
+            bytes: j.bytes,
+            paced: false,
+        })
+        .collect();
+    let ports = [base, base + 1];
+    let run = RunFacts {
+        connections: &connections,
+        outcomes: &outcomes,
+        ports: &ports,
+        start_ns: t0,
+        end_ns: t0 + 1_000_000_000,
+        hystart: &[None, None],
+    };
+    let (series, flows) = tables(&run, &records);
+    assert_eq!(flows.len(), 2);
+    assert!(series.len() > rows.len());
+    let f = flows.row(0);
+    assert_eq!(
+        (f.delivered_bytes, f.size_bytes, f.retransmissions),
+        (2_000_000, Some(2_000_000), 0)
+    );
+    assert!(
+        f.completion_ns.is_some_and(|c| c > 0 && c < 1_000_000_000),
+        "{f:?}"
+    );
+    assert!(f.min_rtt_ns.is_some_and(|r| r > 0) && f.goodput_bps > 0.0);
+    assert!(flows.row(1).start_ns >= 200_000_000 && flows.row(1).completion_ns.is_none());
+    assert_eq!(f.drops, None, "drops are the emulator's to count");
     // Over a veth without loss or delay, nothing ends slow start of a 2 MB flow except, perhaps,
     // HyStart: if it ended, the reason is one the simulator also knows.
     if let Some(e) = slow_start_exit(&probes, &states, None) {

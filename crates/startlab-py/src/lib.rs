@@ -117,6 +117,7 @@ fn column<'py>(
         ColumnData::U8(v) => plain(py, dtype, v),
         ColumnData::OptF64(v) => numbers(py, dtype, v),
         ColumnData::OptI64(v) => numbers(py, dtype, v),
+        ColumnData::OptU64(v) => numbers(py, dtype, v),
         ColumnData::Str(v) => PyList::new(py, v.iter().map(String::as_str))?.into_bound_py_any(py),
         ColumnData::OptStr(v) => {
             PyList::new(py, v.iter().map(Option::as_deref))?.into_bound_py_any(py)

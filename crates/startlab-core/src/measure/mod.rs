@@ -88,10 +88,10 @@ table! {
         timeouts: u64 = "",
         /// Fast retransmits that started a recovery.
         fast_recoveries: u64 = "",
-        /// Window reductions undone as spurious (`tcp.undo`).
-        undos: u64 = "",
-        /// Packets of this flow (either direction) dropped by queues or lost on links.
-        drops: u64 = "packets",
+        /// Window reductions undone as spurious (`tcp.undo`); null where a world cannot count them per flow.
+        undos: Option<u64> = "",
+        /// Packets of this flow (either direction) dropped by queues or lost on links; null where a world cannot see them.
+        drops: Option<u64> = "packets",
         /// When the first slow start ended, after the flow's start; null if it never ended.
         ss_exit_ns: Option<i64> = "ns",
         /// cwnd when the first slow start ended; null if it never ended.

@@ -66,6 +66,7 @@ pub enum ColumnData<'a> {
     Str(&'a [String]),
     OptF64(&'a [Option<f64>]),
     OptI64(&'a [Option<i64>]),
+    OptU64(&'a [Option<u64>]),
     OptStr(&'a [Option<String>]),
 }
 
@@ -80,6 +81,7 @@ impl ColumnData<'_> {
             ColumnData::Str(v) => v.len(),
             ColumnData::OptF64(v) => v.len(),
             ColumnData::OptI64(v) => v.len(),
+            ColumnData::OptU64(v) => v.len(),
             ColumnData::OptStr(v) => v.len(),
         }
     }
@@ -124,6 +126,7 @@ column_type!(u8, U8, false, U8);
 column_type!(String, Str, false, Str);
 column_type!(Option<f64>, F64, true, OptF64);
 column_type!(Option<i64>, I64, true, OptI64);
+column_type!(Option<u64>, U64, true, OptU64);
 column_type!(Option<String>, Str, true, OptStr);
 
 /// A table of the schema: its declaration and its columns in declaration order.

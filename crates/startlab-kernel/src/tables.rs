@@ -1,0 +1,101 @@
+//! The kernel run's flows and flow series, in the simulator's tables (`measure::schema`), from
+//! the plan, what each connection became and the trace.
+
+use crate::plan::Connection;
+use crate::series::{flow_samples, slow_start_exit, HystartCounts};
+use crate::trace::Records;
+use crate::traffic::TcpOutcome;
+use startlab_core::measure::{FlowSeries, FlowSummary, Flows};
+
+/// The hosts' names, the run's start on the monotonic clock, and for each connection its ports,
+/// MSS and the HyStart counts of its namespace if it was alone there.
+pub struct RunFacts<'a> {
+    pub connections: &'a [Connection],
+    pub outcomes: &'a [TcpOutcome],
+    /// The sender's port of each connection.
+    pub ports: &'a [u16],
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub hystart: &'a [Option<HystartCounts>],
+}
+
+fn since(t: u64, start: u64) -> i64 {
+    t.saturating_sub(start) as i64
+}
+
+/// The flow series of every connection and its flows-table row.
+pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
+    let mut series = FlowSeries::default();
+    let mut flows = Flows::default();
+    for (i, (c, o)) in run.connections.iter().zip(run.outcomes).enumerate() {
+        let port = run.ports[i];
+        let probes: Vec<_> = records
+            .probes
+            .iter()
+            .filter(|p| p.sport == port)
+            .cloned()
+            .collect();
+        let states: Vec<_> = records
+            .cong_states
+            .iter()
+            .filter(|s| s.sport == port)
+            .cloned()
+            .collect();
+        for row in flow_samples(
+            c.flow,
+            &probes,
+            &states,
+            run.start_ns,
+            o.info.snd_mss.max(1),
+        ) {
+            series.push(row);
+        }
+        let exit = slow_start_exit(&probes, &states, run.hystart[i]);
+        let opened = o.opened_ns.max(run.start_ns);
+        // Goodput as the simulator counts it: bytes the receiver got over the time from the
+        // start to the completion, or to the end of the run (or the close).
+        let stop = o
+            .completed_ns
+            .unwrap_or_else(|| run.end_ns.min(run.start_ns + c.stop.as_nanos()));
+        let span = stop.saturating_sub(opened) as f64 * 1e-9;
+        // Loss recoveries: entries into Recovery from the trace of congestion states.
+        let recoveries = states
+            .windows(2)
+            .filter(|w| w[1].state == 3 && w[0].state != 3)
+            .count()
+            + states.first().is_some_and(|s| s.state == 3) as usize;
+        flows.push(FlowSummary {
+            flow: c.flow,
+            label: c.label.clone(),
+            kind: "tcp".into(),
+            cc: Some(c.scenario_cc.clone()),
+            startup: Some(c.startup.clone()),
+            src: c.src.clone(),
+            dst: c.dst.clone(),
+            start_ns: since(opened, run.start_ns),
+            size_bytes: c.bytes.map(|b| b as i64),
+            delivered_bytes: o.received_bytes,
+            goodput_bps: if span > 0.0 {
+                o.received_bytes as f64 * 8.0 / span
+            } else {
+                0.0
+            },
+            sent_packets: o.info.data_segs_out as u64,
+            retransmissions: o.info.total_retrans as u64,
+            timeouts: o.info.total_rto as u64,
+            fast_recoveries: recoveries as u64,
+            // Linux counts undone reductions only per namespace (TcpExt.TCPFullUndo, …).
+            undos: None,
+            // Per-flow drops are the link emulator's to count.
+            drops: None,
+            ss_exit_ns: exit.as_ref().map(|e| since(e.time_ns, opened)),
+            ss_exit_cwnd: exit.as_ref().map(|e| e.cwnd),
+            ss_exit_reason: exit.map(|e| e.reason),
+            congestion_losses: None,
+            noncongestion_losses: None,
+            completion_ns: o.completed_ns.map(|t| since(t, opened)),
+            min_rtt_ns: (o.info.min_rtt > 0).then_some(o.info.min_rtt as i64 * 1000),
+        });
+    }
+    (series, flows)
+}
