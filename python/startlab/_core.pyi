@@ -41,6 +41,8 @@ class RunOutput(TypedDict):
     tables: dict[str, Table]
     """``flow_series``, ``queue_series``, ``flows``, ``links`` and ``windows``."""
     stats: Stats
+    warnings: list[str]
+    """What the scenario probably does not mean: ``"<dotted.path>: <why>"``."""
 
 class ColumnInfo(TypedDict):
     name: str
@@ -82,6 +84,8 @@ class Description(TypedDict):
     bdp_rtt_ns: int
     bdp_packets: float
     sampled_links: list[int]
+    warnings: list[str]
+    """What the scenario probably does not mean: ``"<dotted.path>: <why>"``."""
 
 class ParamInfo(TypedDict):
     name: str

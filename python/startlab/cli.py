@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if args.command is None:
             raise UsageError(
-                "no command given: use run, validate, plot, sweep, reproduce or algorithms "
+                "no command given: use run, validate, plot, sweep, reproduce, algorithms or schema "
                 "(see --help)"
             )
         status: int = args.handler(args)
@@ -90,6 +90,13 @@ def _parser() -> _Parser:
     parser.set_defaults(command=None)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
 
+    def strict(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--strict",
+            action="store_true",
+            help="treat warnings (a scenario that probably does not mean what it says) as errors",
+        )
+
     def overrides(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--set",
@@ -114,6 +121,7 @@ def _parser() -> _Parser:
         "--force", action="store_true", help="replace DIR if it exists (after the run succeeded)"
     )
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    strict(p)
     p.set_defaults(command="run", handler=_run)
 
     p = commands.add_parser(
@@ -123,6 +131,7 @@ def _parser() -> _Parser:
     )
     p.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file (docs/scenario.md)")
     overrides(p)
+    strict(p)
     p.set_defaults(command="validate", handler=_validate)
 
     p = commands.add_parser(
@@ -233,7 +242,30 @@ def _parser() -> _Parser:
         "algorithm with its parameters.",
     )
     p.set_defaults(command="algorithms", handler=_algorithms)
+
+    p = commands.add_parser(
+        "schema",
+        help="print the tables every run writes, with their columns",
+        description="Print, as Markdown, every table a run writes with each column's type, unit, "
+        "whether it can be null and its meaning (docs/tables.md is this text).",
+    )
+    p.set_defaults(command="schema", handler=_schema)
     return parser
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from startlab.result import schema_markdown
+
+    print(schema_markdown(), end="")
+    return 0
+
+
+def _warn(warnings: Sequence[str], *, strict: bool) -> None:
+    """Print a scenario's warnings to stderr, or refuse it with them under --strict."""
+    if strict and warnings:
+        raise ScenarioError("; ".join(warnings) + " (--strict: warnings are errors)")
+    for w in warnings:
+        print(f"startlab: warning: {w}", file=sys.stderr)
 
 
 # -- run -----------------------------------------------------------------------------------------
@@ -241,6 +273,7 @@ def _parser() -> _Parser:
 
 def _run(args: argparse.Namespace) -> int:
     scenario = Scenario.load(args.scenario, overrides=args.overrides)
+    _warn(scenario.describe()["warnings"], strict=args.strict)
     out = Path(args.output)
     _check_output(out, force=args.force)
     with _terminate_as_exit():
@@ -385,6 +418,7 @@ def _stats_line(result: Result) -> str:
 
 def _validate(args: argparse.Namespace) -> int:
     scenario = Scenario.load(args.scenario, overrides=args.overrides)
+    _warn(scenario.describe()["warnings"], strict=args.strict)
     print("ok")
     print(describe(scenario.resolved()))
     return 0

@@ -169,7 +169,7 @@ class Result:
             links=links,
             windows=_with_seconds(tables["windows"], "from", "to"),
             phase_names=names,
-            warnings=tuple(output.get("warnings", ())),
+            warnings=tuple(output["warnings"]),
         )
 
     @classmethod
@@ -196,9 +196,7 @@ class Result:
         warnings = tuple(summary.get("warnings", ()))
         phase = frames["flow_series"].schema.get("phase")
         names = tuple(phase.categories) if isinstance(phase, pl.Enum) else ()
-        return cls(
-            scenario=scenario, stats=stats, phase_names=names, warnings=warnings, **frames
-        )
+        return cls(scenario=scenario, stats=stats, phase_names=names, warnings=warnings, **frames)
 
     # -- analysis -----------------------------------------------------------------------------
 

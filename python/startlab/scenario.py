@@ -118,7 +118,6 @@ class Scenario:
         """
         return Scenario(_apply_overrides(self.to_dict(), overrides), source=self._source)
 
-
     def describe(self) -> _core.Description:
         """What this scenario resolves to, without running it: every link with its name,
         alias, rate and delay; the hosts; every flow (each copy of a ``count`` entry) with its

@@ -288,3 +288,30 @@ def test_interrupted_write_leaves_nothing_behind(existing: bool, tmp_path: Path)
     assert [p.name for p in tmp_path.iterdir()] == (["out"] if existing else [])
     if existing:
         assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+def test_warnings_go_to_stderr_and_strict_makes_them_errors(cli, tmp_path: Path):
+    # A 1 Gbps bottleneck behind the default 1 Gbps access links.
+    path = write_scenario(tmp_path / "fast.toml", dumbbell(rate="1Gbps", duration="1s"))
+    proc = cli("validate", path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ok\n")
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("startlab: warning: flows[0]: the access link s0->left")
+    out = tmp_path / "run"
+    proc = cli("run", path, "-o", out, "--no-plots")
+    assert proc.returncode == 0
+    assert "is not faster than the bottleneck" in proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["warnings"] == [line.removeprefix("startlab: warning: ")]
+    strict = tmp_path / "strict"
+    assert_one_error_line(cli("run", path, "-o", strict, "--strict"), r"--strict", "access link")
+    assert not strict.exists()
+    assert_one_error_line(cli("validate", path, "--strict"), r"--strict")
+
+
+def test_schema_prints_the_tables_reference(cli):
+    proc = cli("schema")
+    assert proc.returncode == 0, proc.stderr
+    committed = (Path(__file__).parents[2] / "docs" / "tables.md").read_text("utf-8")
+    assert proc.stdout == committed

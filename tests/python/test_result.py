@@ -245,14 +245,18 @@ def test_none_is_null_in_every_table_never_a_sentinel() -> None:
     r = startlab.run(document)
     tcp, udp = r.flows.row(0, named=True), r.flows.row(1, named=True)
     assert tcp["size_bytes"] == 100_000
-    assert tcp["completion_ns"] is None and tcp["completion_s"] is None
-    assert tcp["ss_exit_ns"] is None and tcp["ss_exit_cwnd"] is None
+    assert tcp["completion_ns"] is None
+    assert tcp["completion_s"] is None
+    assert tcp["ss_exit_ns"] is None
+    assert tcp["ss_exit_cwnd"] is None
     assert tcp["ss_exit_reason"] is None
     assert tcp["congestion_losses"] is None  # NewReno does not classify losses
-    assert udp["cc"] is None and udp["size_bytes"] is None
+    assert udp["cc"] is None
+    assert udp["size_bytes"] is None
     # ssthresh starts unlimited, the RTT is unknown until the first ACK, nothing is paced.
     first = r.flow_series.row(0, named=True)
-    assert first["ssthresh"] is None and first["srtt_ns"] is None
+    assert first["ssthresh"] is None
+    assert first["srtt_ns"] is None
     assert r.flow_series["pacing_rate_bps"].null_count() == r.flow_series.height
     assert r.flow_series["srtt_ns"].drop_nulls().min() > 0  # type: ignore[operator]
     assert r.links.filter(pl.col("alias") == "bottleneck")["limit_bytes"].to_list() == [None]
@@ -267,7 +271,8 @@ def test_none_is_null_in_every_table_never_a_sentinel() -> None:
 
     (metric,) = parse_metrics({"unfinished": "unfinished"})
     values, errors = compute_metrics(r, [metric])
-    assert errors == [] and values[metric.id] == 1
+    assert errors == []
+    assert values[metric.id] == 1
 
 
 def test_describe_gives_links_hosts_and_rtts_without_running() -> None:
@@ -281,7 +286,8 @@ def test_describe_gives_links_hosts_and_rtts_without_running() -> None:
     assert d["bdp_rtt_ns"] == 24_000_000
     assert d["bdp_packets"] == pytest.approx(30_000 / 1040)
     bottleneck = [link for link in d["links"] if link["alias"] == "bottleneck"]
-    assert len(bottleneck) == 1 and bottleneck[0]["rate_bps"] == 10e6
+    assert len(bottleneck) == 1
+    assert bottleneck[0]["rate_bps"] == 10e6
     assert d["sampled_links"] == [bottleneck[0]["link"]]
 
 
@@ -295,7 +301,8 @@ def test_the_tables_reference_is_generated_from_the_schema() -> None:
 def test_warnings_reach_the_result_and_summary_json(tmp_path: Path) -> None:
     # A 1 Gbps bottleneck behind the default 1 Gbps access links.
     r = startlab.run(dumbbell(rate="1Gbps", duration="0.5s"))
-    assert len(r.warnings) == 1 and "is not faster than the bottleneck" in r.warnings[0]
+    assert len(r.warnings) == 1
+    assert "is not faster than the bottleneck" in r.warnings[0]
     r.write(tmp_path, plots=False)
     assert Result.load(tmp_path).warnings == r.warnings
     assert startlab.run(dumbbell(duration="1s")).warnings == ()
