@@ -160,6 +160,42 @@ def test_no_private_names_across_modules() -> None:
     )
 
 
+LAYERS = [
+    ["startlab.scenario"],
+    ["startlab.sweep.model"],
+    ["startlab.sweep.table"],
+    ["startlab.figures", "startlab.plots"],
+    ["startlab.result"],
+    ["startlab.sweep.cache", "startlab.sweep.metrics"],
+    ["startlab.sweep.plan"],
+    ["startlab.sweep.execute", "startlab.sweep.worker"],
+    ["startlab.sweep"],
+    ["startlab.reproduce.*"],
+    ["startlab", "startlab.cli", "startlab.__main__"],
+]
+"""The layers of the package, from the bottom up: a module imports only from its own layer and
+those below."""
+
+
+def layer(name: str) -> int:
+    for rank, members in enumerate(LAYERS):
+        for member in members:
+            if name == member or (member.endswith(".*") and (name + ".").startswith(member[:-1])):
+                return rank
+    raise AssertionError(f"{name}: in no layer of LAYERS")
+
+
+def test_every_import_goes_down_the_layers() -> None:
+    edges, _ = graph()
+    upward = [
+        f"{importer} -> {imported}"
+        for importer, targets in edges.items()
+        for imported in targets
+        if layer(imported) > layer(importer)
+    ]
+    assert not upward, "imports up the layers: " + ", ".join(sorted(upward))
+
+
 def test_the_sweep_model_is_at_the_bottom() -> None:
     edges, _ = graph()
     above = {name for name in MODULES if name.startswith(("startlab.sweep", "startlab.reproduce"))}

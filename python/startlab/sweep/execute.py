@@ -196,7 +196,7 @@ def execute(
 ) -> Execution:
     """Run every point not already in the cache and write each record there as it finishes.
 
-    ``points``: :class:`~startlab.sweep.plan.Point` or :class:`Task` objects (anything with
+    ``points``: :class:`~startlab.sweep.model.Point` or :class:`Task` objects (anything with
     ``key`` and ``scenario``); equal keys are run once. ``jobs``: local worker processes
     (default: every core; ``0`` runs in this process). ``cluster``: a Dask scheduler address
     (``"tcp://host:8786"``) or a ``distributed.Client``; then ``jobs`` is not used.
