@@ -606,7 +606,7 @@ def _describe_or_none(scenario: str) -> Description | None:
     say why)."""
     try:
         return describe(scenario)
-    except ValueError:
+    except Exception:
         return None
 
 

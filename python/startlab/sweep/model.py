@@ -601,7 +601,15 @@ def describe(scenario: Mapping[str, Any] | str) -> Description:
     """The links, hosts and flows of a scenario (a document or its JSON text), from the core,
     without simulating it. Raises :class:`~startlab.ScenarioError` if the scenario is
     invalid."""
-    text = scenario if isinstance(scenario, str) else json.dumps(scenario, allow_nan=False)
+    try:
+        # TOML dates and times go as text, for the core to name the field that has one.
+        text = (
+            scenario
+            if isinstance(scenario, str)
+            else json.dumps(scenario, default=str, allow_nan=False)
+        )
+    except ValueError as e:
+        raise ScenarioError(f"not a scenario the core can read: {e}") from None
     core: Any = _core
     if not hasattr(core, "describe"):
         return _describe_by_probe(text)  # fallback until _core.describe exists
