@@ -15,18 +15,13 @@ runs them and turns the results into polars DataFrames and plots::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from startlab import _core
 from startlab.result import Result, run
 from startlab.scenario import Scenario, ScenarioError
 
-if TYPE_CHECKING:
-    # For type checkers, startlab.sweep is the function; at run time it is the module
-    # startlab.sweep, which can be called the same way (startlab.sweep.execute etc. also work).
-    from startlab.sweep import sweep as sweep
-else:
-    from startlab import sweep
+# ``startlab.sweep`` is the function :func:`startlab.sweep.sweep`; its package is imported
+# by name (``from startlab.sweep import SweepPlan``, ``import startlab.sweep.plan``).
+from startlab.sweep import run_sweep, sweep
 
 __all__ = [
     "Result",
@@ -36,6 +31,7 @@ __all__ = [
     "algorithms",
     "describe",
     "run",
+    "run_sweep",
     "schema",
     "sweep",
 ]

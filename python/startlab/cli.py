@@ -633,9 +633,9 @@ def _describe_plan(plan: Any, points: Sequence[Any], cache_dir: Path | None, ret
 
 
 def _plain(value: Any) -> str:
-    from startlab.sweep.plan import _toml_value
+    from startlab.sweep.model import toml_value
 
-    return _toml_value(value)
+    return toml_value(value)
 
 
 # -- algorithms ----------------------------------------------------------------------------------

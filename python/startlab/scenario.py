@@ -26,7 +26,17 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-__all__ = ["Scenario", "ScenarioError", "core_error", "dumps_toml", "parse_override"]
+__all__ = [
+    "Scenario",
+    "ScenarioError",
+    "core_error",
+    "dumps_toml",
+    "parse_override",
+    "parse_toml",
+    "parse_value",
+    "resolve_document",
+    "set_path",
+]
 
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 _TOML_AT_END = re.compile(r"\s*\(at end of document\)\s*$")
@@ -76,7 +86,7 @@ class Scenario:
             )
         self._document: dict[str, Any] = copy.deepcopy(dict(document))
         self._source = source
-        self._resolved: dict[str, Any] = _resolve(self._document)
+        self._resolved: dict[str, Any] = resolve_document(self._document)
 
     # -- construction -------------------------------------------------------------------------
 
@@ -96,7 +106,7 @@ class Scenario:
         cls, text: str, *, source: str = "<string>", overrides: Iterable[str] = ()
     ) -> Scenario:
         """Parse a scenario from TOML text; ``source`` names it in error messages."""
-        document = _parse_toml(text, source)
+        document = parse_toml(text, source)
         return cls(_apply_overrides(document, overrides), source=source)
 
     @classmethod
@@ -188,10 +198,11 @@ def parse_override(assignment: str) -> tuple[list[str], Any]:
     path = [part.strip() for part in re.sub(r"\[\s*([0-9]+)\s*\]", r".\1", key).split(".")]
     if not all(path):
         raise ScenarioError(f"override {assignment!r}: {key!r} has an empty path component")
-    return path, _parse_value(raw.strip())
+    return path, parse_value(raw.strip())
 
 
-def _parse_value(raw: str) -> Any:
+def parse_value(raw: str) -> Any:
+    """A ``--set`` value: TOML if it parses as a TOML value, else the text itself."""
     try:
         parsed = tomllib.loads(f"value = {raw}")
     except tomllib.TOMLDecodeError:
@@ -206,11 +217,13 @@ def _apply_overrides(document: dict[str, Any], overrides: Iterable[str]) -> dict
         overrides = [overrides]
     for assignment in overrides:
         path, value = parse_override(assignment)
-        _set_path(document, path, value)
+        set_path(document, path, value)
     return document
 
 
-def _set_path(document: dict[str, Any], path: list[str], value: Any) -> None:
+def set_path(document: dict[str, Any], path: list[str], value: Any) -> None:
+    """Set ``document[path...] = value``, creating tables on the way; list entries by index.
+    Raises :class:`ScenarioError` naming the path when it cannot."""
     node: Any = document
     shown = ""  # the path so far, written as in the core's messages: flows[0].cc
     for depth, part in enumerate(path):
@@ -255,7 +268,9 @@ def _describe(value: Any) -> str:
 # -- TOML and JSON -----------------------------------------------------------------------------
 
 
-def _parse_toml(text: str, source: str) -> dict[str, Any]:
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    """A TOML document; a syntax error becomes a :class:`ScenarioError` naming ``source``, the
+    line and the column."""
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -277,7 +292,9 @@ def _parse_toml(text: str, source: str) -> dict[str, Any]:
         raise ScenarioError(f"{source}, {where}: malformed TOML: {message}") from None
 
 
-def _resolve(document: dict[str, Any]) -> dict[str, Any]:
+def resolve_document(document: dict[str, Any]) -> dict[str, Any]:
+    """The core's filled-in form of a document (every default, ``BDP`` in packets); raises
+    :class:`ScenarioError` on the first invalid field."""
     try:
         resolved_json = _core.resolve(_to_json(document))
     except ValueError as e:

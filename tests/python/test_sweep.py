@@ -23,6 +23,7 @@ import tomli_w
 import startlab
 from startlab import Scenario
 from startlab.sweep import (
+    RunCache,
     SweepPlan,
     SweepPlanError,
     compute_metrics,
@@ -32,6 +33,8 @@ from startlab.sweep import (
     run_sweep,
     t_quantile,
 )
+from startlab.sweep import sweep as sweep_function
+from startlab.sweep.model import Description, describe
 from startlab.sweep.plan import canonical_json, expand_range
 from support import EXAMPLES, ROOT, dumbbell
 
@@ -678,12 +681,54 @@ def test_sweeps_can_share_a_run_cache(tmp_path: Path, trace: Path):
     assert len(list(cache.glob("*.json"))) == 3
 
 
-def test_startlab_sweep_is_the_module_and_the_function():
-    assert callable(startlab.sweep)
-    assert startlab.sweep.execute is execute
+def test_startlab_sweep_is_the_function():
+    assert startlab.sweep is sweep_function
+    assert startlab.run_sweep is run_sweep
     table = startlab.sweep({"base": lossy(), "axes": {"seed": [1, 2]}}, jobs=0, progress=False)
     assert table.height == 2
     assert {"utilization", "goodput_mean", "ss_exit_reason", "drops"} <= set(table.columns)
+
+
+def test_execute_keeps_whole_results_when_asked(tmp_path: Path, trace: Path):
+    plan = SweepPlan.from_dict({"base": lossy(), "axes": {"seed": [1]}})
+    points = plan.points()
+    first, second = plan.metrics[:1], plan.metrics[1:2]
+    execute(points, tmp_path, metrics=first, jobs=0, progress=False)  # a record, no series
+    done = execute(points, tmp_path, metrics=second, jobs=0, progress=False, series=True)
+    assert done.simulated == 1  # for the series
+    cache = RunCache(tmp_path)
+    key = points[0].key
+    result = cache.get_series(key)
+    assert result is not None
+    assert result.flows.height == 1
+    record = cache.get(key)
+    assert record is not None
+    assert {m.id for m in first + second} <= set(record["metrics"])  # the older metric kept
+    again = execute(points, tmp_path, metrics=first + second, jobs=0, progress=False, series=True)
+    assert (again.cached, again.simulated) == (1, 0)
+    assert len(read_trace(trace)) == 2
+
+
+def test_describe_gives_the_network_without_a_run():
+    network = describe(Scenario.from_dict(lossy()).resolved())
+    bottleneck = network.find_links("bottleneck")
+    assert len(bottleneck) == 1
+    assert bottleneck[0].rate_bps == 10e6
+    assert [f.kind for f in network.flows] == ["tcp"]
+    assert network.flows[0].rtt_ns > 0
+    assert {"s0", "r0"} <= set(network.hosts)
+
+
+def test_describe_reads_the_cores_description():
+    # Access links 1 ms each way: RTT = 2 x (1 + 10 + 1) ms; 10 Mbps x 24 ms / 1040 B packets.
+    network = describe(Scenario.from_dict(dumbbell(rate="10Mbps", delay="10ms")).resolved())
+    assert isinstance(network, Description)
+    (bottleneck,) = network.find_links("bottleneck")
+    assert (bottleneck.name, bottleneck.delay_ns) == ("left->right", 10_000_000)
+    assert network.flows[0].rtt_ns == 24_000_000
+    assert network.bdp_rtt_ns == 24_000_000
+    assert network.bdp_packets == pytest.approx(30_000 / 1040)
+    assert network.sampled_links == {bottleneck.link}
 
 
 def test_execute_runs_equal_scenarios_once(tmp_path: Path, trace: Path):

@@ -11,15 +11,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-
+from startlab.figures import comparison_figure, series_figure
 from startlab.reproduce.runner import ExperimentResult
 
 __all__ = ["draw_figure", "write_report"]
 
-NS_PER_S = 1_000_000_000
 PAPER_NAMES = {
     "wang2004": "Wang et al. 2004 — TCP Startup Performance in Large Bandwidth Delay Networks "
     "(Astart)",
@@ -43,201 +39,22 @@ def _fmt(x: Any, digits: int = 4) -> str:
     return str(x)
 
 
-def _new_figure(panels: int = 1) -> tuple[Figure, list[Any]]:
-    fig = Figure(figsize=(9.5, 3.6 * panels), dpi=100)
-    FigureCanvasAgg(fig)
-    axes = [fig.add_subplot(panels, 1, i + 1) for i in range(panels)]
-    return fig, axes
-
-
-def _x_value(value: Any) -> float | None:
-    """An axis value as a number: SI units for quantities (``"20ms"`` -> 0.02)."""
-    from startlab.sweep.quantity import parse_quantity
-
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    q = parse_quantity(value)
-    return q.si if q is not None else None
-
-
-def _with_positions(
-    r: ExperimentResult, column: str, position: dict[Any, float]
-) -> ExperimentResult:
-    import copy
-
-    out = copy.copy(r)
-    out.data = r.data.with_columns(
-        pl.col(column).replace_strict(position, return_dtype=pl.Float64).alias("__x")
-    )
-    return out
-
-
-def _sweep_figure(r: ExperimentResult, path: Path) -> Path | None:
-    f = r.experiment.figure
-    x = f.get("x")
-    # `y` is one column, or several drawn as one line each (``y = ["ncl_blast", "ncl_queue"]``).
-    wanted = f.get("y")
-    listed: list[Any] = wanted if isinstance(wanted, list) else [wanted]
-    columns: list[str] = [str(c) for c in listed if c and c in r.data.columns]
-    if not x or not columns:
-        return None
-    xcol = r.x_column if r.x_column and r.x_column in r.data.columns else x
-    scale = float(f.get("scale", 1.0))
-    xscale = float(f.get("x_scale", 1.0))
-    series = f.get("series")
-    fig, (ax,) = _new_figure()
-    categories: list[Any] = []
-    if xcol in r.data.columns and not r.data[xcol].dtype.is_numeric():
-        # A categorical x (algorithms, modes): one position per value, in the data's order.
-        categories = list(dict.fromkeys(r.data[xcol].to_list()))
-        position = {c: float(i) for i, c in enumerate(categories)}
-        r = _with_positions(r, xcol, position)
-        xcol, xscale = "__x", 1.0
-    groups = r.data.partition_by(series, maintain_order=True) if series else [r.data]
-    for g, y in [(g, y) for g in groups for y in columns]:
-        g = g.sort(xcol)
-        # A line is named by its series value and, when several columns are drawn, the column.
-        parts = ([str(g[series][0])] if series else []) + ([y] if len(columns) > 1 else [])
-        label = " ".join(parts) or "startlab"
-        xs = [v * xscale for v in g[xcol].to_list()]
-        ys = [v * scale if v is not None else None for v in g[y].to_list()]
-        ci_col = f"{y}_ci95"
-        errs = [(e or 0.0) * scale for e in g[ci_col].to_list()] if ci_col in g.columns else None
-        name = f"startlab: {label}" if parts else "startlab"
-        line = ax.errorbar(xs, ys, yerr=errs, marker="o", ms=4, capsize=3, label=name)
-        color = line[0].get_color()
-        paper = [row for row in r.experiment.paper_rows if y in row.values]
-        if series:
-            paper = [row for row in paper if str(row.where.get(series)) == str(g[series][0])]
-        if paper:
-            # The paper's points at their own x (the axis value they name), all of them, also
-            # where the quick version did not run that point.
-            pts = []
-            for row in paper:
-                xv = position.get(row.where.get(x)) if categories else _x_value(row.where.get(x))
-                if xv is not None:
-                    pts.append((xv * xscale, row.values[y] * scale))
-            pts.sort()
-            name = f"paper: {label}" if series else "paper"
-            ax.plot(
-                [p[0] for p in pts],
-                [p[1] for p in pts],
-                linestyle="--",
-                marker="s",
-                mfc="none",
-                color=color,
-                label=name,
-            )
-    if categories:
-        ax.set_xticks(range(len(categories)), [str(c) for c in categories], fontsize=8)
-    ax.set_xlabel(f.get("xlabel", x))
-    ax.set_ylabel(f.get("ylabel", ", ".join(columns)))
-    if f.get("xlog"):
-        ax.set_xscale("log")
-    if f.get("ylog"):
-        ax.set_yscale("log")
-    if "ylim" in f:
-        ax.set_ylim(*f["ylim"])
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    seeds = f"; mean of {r.seeds} seeds, bars: 95 % CI" if r.seeds > 1 else ""
-    ax.set_title(f"{r.experiment.title}{seeds}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path)
-    return path
-
-
-SERIES = {
-    "cwnd": ("flow_series", "cwnd", "cwnd (segments)"),
-    "ssthresh": ("flow_series", "ssthresh", "ssthresh (segments)"),
-    "queue": ("queue_series", "queue_packets", "queue (packets)"),
-    "rtt": ("flow_series", "srtt_ns", "smoothed RTT (ms)"),
-}
-
-
-def _flow_labels(result: Any) -> dict[int, str]:
-    flows = result.flows
-    return dict(zip(flows["flow"].to_list(), flows["label"].to_list(), strict=True))
-
-
-def _runs_figure(r: ExperimentResult, path: Path) -> Path | None:
-    f = r.experiment.figure
-    panels = f.get("panels") or [{"y": "cwnd"}]
-    fig, axes = _new_figure(len(panels))
-    for ax, panel in zip(axes, panels, strict=False):
-        what = panel.get("y", "cwnd")
-        for label, result in r.results.items():
-            if what == "goodput":
-                rates = result.throughput(float(panel.get("interval", 0.5)))
-                flows = panel.get("flows")
-                if flows is not None:
-                    rates = rates.filter(pl.col("flow").is_in(flows))
-                labels = _flow_labels(result)
-                parts = rates.partition_by("flow", maintain_order=True)
-                for g in parts:
-                    suffix = f" {labels.get(g['flow'][0], '')}" if len(parts) > 1 else ""
-                    ax.step(
-                        g["start_s"], g["goodput_bps"] / 1e6, where="post", label=f"{label}{suffix}"
-                    )
-                ax.set_ylabel("goodput (Mbit/s)")
-                continue
-            table, column, ylabel = SERIES[what]
-            df = getattr(result, table)
-            names = _flow_labels(result)
-            if what == "queue":
-                link = panel.get("link")
-                if link is not None:
-                    ids = result.links.filter((pl.col("name") == link) | (pl.col("alias") == link))[
-                        "link"
-                    ]
-                    df = df.filter(pl.col("link").is_in(ids.to_list()))
-                groups = df.partition_by("link", maintain_order=True)
-            else:
-                flows = panel.get("flows")
-                if flows is not None:
-                    df = df.filter(pl.col("flow").is_in(flows))
-                groups = df.partition_by("flow", maintain_order=True)
-            for g in groups:
-                ys = g[column].cast(pl.Float64)
-                if what == "rtt":
-                    ys = ys / 1e6
-                if what == "ssthresh":
-                    ys = ys.map_elements(
-                        lambda v: None if math.isinf(v) else v, return_dtype=pl.Float64
-                    )
-                suffix = ""
-                if what != "queue" and len(groups) > 1:
-                    suffix = f" {names.get(g['flow'][0], 'flow ' + str(g['flow'][0]))}"
-                elif what == "queue" and len(groups) > 1:
-                    suffix = f" {g['link_name'][0]}"
-                ax.plot(
-                    g["time_ns"].to_numpy() / NS_PER_S,
-                    ys.to_numpy(),
-                    label=f"{label}{suffix}",
-                    lw=1.2,
-                )
-            ax.set_ylabel(panel.get("ylabel", ylabel))
-        if "xlim" in panel:
-            ax.set_xlim(*panel["xlim"])
-        if "ylim" in panel:
-            ax.set_ylim(*panel["ylim"])
-        ax.set_xlabel("time (s)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    axes[0].set_title(r.experiment.title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path)
-    return path
-
-
 def draw_figure(r: ExperimentResult, directory: Path) -> Path | None:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{_slug(r.experiment.id)}.png"
-    if r.experiment.kind == "sweep":
-        return _sweep_figure(r, path)
-    return _runs_figure(r, path)
+    """The experiment's figure drawn like the paper's (:mod:`startlab.figures`): our numbers
+    next to the paper's for a sweep, the runs' time series for runs."""
+    e = r.experiment
+    path = directory / f"{_slug(e.id)}.png"
+    if e.kind == "sweep":
+        return comparison_figure(
+            r.data,
+            e.figure,
+            [(row.where, row.values) for row in e.paper_rows],
+            path,
+            title=e.title,
+            x_column=r.x_column,
+            seeds=r.seeds,
+        )
+    return series_figure(r.results, e.figure.get("panels") or [], path, title=e.title)
 
 
 def _verdict(c: Any) -> str:

@@ -1,11 +1,11 @@
-"""Running the experiments: sweeps through the sweep machinery (local pool or Dask, one run
-cache shared by every experiment, so nothing is simulated twice and an interrupted reproduction
-resumes), single runs cached as run directories by the same content key."""
+"""Running the experiments through the sweep machinery (local pool or Dask, one run cache shared
+by every experiment, so nothing is simulated twice and an interrupted reproduction resumes).
+A ``sweep`` experiment is a sweep plan; a ``runs`` experiment is a sweep over a ``label`` axis,
+one point per run, whose whole results are kept in the run cache for the figure."""
 
 from __future__ import annotations
 
 import copy
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,13 +15,15 @@ import polars as pl
 
 from startlab.reproduce.claims import ClaimCheckError, evaluate
 from startlab.reproduce.experiment import Claim, Experiment, ExperimentError
-from startlab.result import Result, run
+from startlab.result import Result
 from startlab.scenario import Scenario, ScenarioError
 from startlab.sweep import run_sweep
-from startlab.sweep.cache import run_key
-from startlab.sweep.metrics import compute_metrics, parse_metrics
-from startlab.sweep.plan import SweepPlan, canonical_json, numeric_column
-from startlab.sweep.report import aggregate
+from startlab.sweep.cache import RunCache, run_key
+from startlab.sweep.execute import execute
+from startlab.sweep.metrics import parse_metrics
+from startlab.sweep.model import Point, canonical_json, numeric_column
+from startlab.sweep.plan import SweepPlan
+from startlab.sweep.table import aggregate
 
 __all__ = ["ClaimResult", "ExperimentResult", "run_experiment"]
 
@@ -127,11 +129,11 @@ def _sweep(
     )
 
 
-def _runs(exp: Experiment, quick: bool, cache: Path) -> ExperimentResult:
+def _runs(
+    exp: Experiment, quick: bool, cache: Path, jobs: int | None, progress: bool | None
+) -> ExperimentResult:
     metrics = parse_metrics(exp.metrics) if exp.metrics else []
-    rows: list[dict[str, Any]] = []
-    results: dict[str, Result] = {}
-    simulated = 0
+    points: list[Point] = []
     for i, spec in enumerate(exp.runs):
         source = spec["scenario"]
         overrides = list(spec.get("set") or []) + exp.overrides(quick)
@@ -142,37 +144,40 @@ def _runs(exp: Experiment, quick: bool, cache: Path) -> ExperimentResult:
                 scenario = Scenario.from_dict(copy.deepcopy(source), overrides=overrides)
         except ScenarioError as e:
             raise ExperimentError(f"{exp.path}: runs[{i}] ({spec['label']}): {e}") from None
-        key = run_key(canonical_json(scenario.resolved()))
-        directory = cache / "series" / key
-        result: Result | None = None
-        if directory.is_dir():
-            try:
-                result = Result.load(directory)
-            except (OSError, ValueError):
-                shutil.rmtree(directory, ignore_errors=True)
-        if result is None:
-            result = run(scenario)
-            simulated += 1
-            staging = cache / "series" / f".{key}.tmp"
-            shutil.rmtree(staging, ignore_errors=True)
-            result.write(staging, plots=False)
-            if directory.exists():  # written meanwhile by another reproduction
-                shutil.rmtree(staging)
-            else:
-                staging.replace(directory)
-        results[spec["label"]] = result
-        values, _problems = compute_metrics(result, metrics)
-        rows.append({"label": spec["label"], **{m.name: values.get(m.id) for m in metrics}})
-    data = pl.DataFrame(rows)
+        text = canonical_json(scenario.resolved())
+        points.append(Point(i, {"label": spec["label"]}, text, run_key(text)))
+    # On local processes even with a cluster: the whole results are kept in the cache folder,
+    # which the workers of a cluster may not see (and these are a few runs).
+    execution = execute(
+        points,
+        cache,
+        metrics=metrics,
+        jobs=jobs,
+        progress=progress,
+        label=exp.id,
+        series=True,
+    )
+    runs = RunCache(cache)
+    rows: list[dict[str, Any]] = []
+    results: dict[str, Result] = {}
+    for point in points:
+        label = point.values["label"]
+        record = execution.records[point.key]
+        result = runs.get_series(point.key)
+        if record.get("stage") not in (None, "metrics") or result is None:
+            raise ExperimentError(f"{exp.path}: run {label!r}: {record.get('error')}")
+        results[label] = result
+        values = record.get("metrics") or {}
+        rows.append({"label": label, **{m.name: values.get(m.id) for m in metrics}})
     return ExperimentResult(
         exp,
         quick,
         ["label"],
-        data,
+        pl.DataFrame(rows),
         pl.DataFrame(),
         [],
         runs=len(rows),
-        simulated=simulated,
+        simulated=execution.simulated,
         results=results,
     )
 
@@ -243,7 +248,7 @@ def run_experiment(
     if exp.kind == "sweep":
         result = _sweep(exp, quick, cache, jobs, cluster, progress)
     else:
-        result = _runs(exp, quick, cache)
+        result = _runs(exp, quick, cache, jobs, progress)
     for name, expression in exp.derived.items():
         try:
             column = pl.sql_expr(expression).cast(pl.Float64).alias(name)

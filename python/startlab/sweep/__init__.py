@@ -1,8 +1,8 @@
 """Parameter sweeps: run a scenario over a grid of parameters, on every local core or on a Dask
 cluster, and keep one row of metrics per run.
 
-``startlab.sweep`` is this module and can also be called: ``startlab.sweep(plan, out)`` is
-:func:`sweep`. The parts are reusable on their own::
+``startlab.sweep(plan, out)`` is :func:`sweep` (see :mod:`startlab`). The parts are reusable on
+their own::
 
     from startlab.sweep import SweepPlan, execute, results_table
 
@@ -12,6 +12,12 @@ cluster, and keep one row of metrics per run.
     table = results_table(plan, points, done.records)
 
 The plan format, the metrics and the outputs are described in ``docs/sweeps.md``.
+
+The modules, from the bottom up (each imports only the ones before it): :mod:`.model` (plan
+parts, points, quantities, canonical JSON, :func:`~.model.describe`), :mod:`.table` (results
+table, statistics), :mod:`.cache` (run files), :mod:`.metrics`, :mod:`.plan` (reading plans,
+building points), :mod:`.execute` (running them), then this package (whole sweeps into a
+directory). The figures are drawn by :mod:`startlab.figures`.
 """
 
 from __future__ import annotations
@@ -20,9 +26,7 @@ import contextlib
 import json
 import os
 import shutil
-import sys
 import tempfile
-import types
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +34,7 @@ from typing import Any
 
 import polars as pl
 
+from startlab.figures import draw_plots
 from startlab.scenario import dumps_toml
 from startlab.sweep.cache import DirectoryLock, RunCache, build_info, run_key
 from startlab.sweep.execute import (
@@ -50,16 +55,17 @@ from startlab.sweep.metrics import (
     default_metrics,
     parse_metric,
 )
-from startlab.sweep.plan import (
+from startlab.sweep.model import (
     ALIASES,
     Axis,
+    PlotSpec,
     Point,
-    SweepPlan,
     SweepPlanError,
     canonical_json,
+    parse_quantity,
 )
-from startlab.sweep.quantity import parse_quantity
-from startlab.sweep.report import PlotSpec, aggregate, draw_plots, results_table, t_quantile
+from startlab.sweep.plan import SweepPlan
+from startlab.sweep.table import aggregate, results_table, t_quantile
 
 __all__ = [
     "ALIASES",
@@ -401,20 +407,3 @@ def _json_safe(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_json_safe(v) for v in value]
     return value
-
-
-class _CallableModule(types.ModuleType):
-    """``startlab.sweep`` is this module; calling it calls :func:`sweep`."""
-
-    def __call__(
-        self,
-        plan: SweepPlan | Mapping[str, Any] | str | os.PathLike[str],
-        out: str | os.PathLike[str] | None = None,
-        jobs: int | None = None,
-        cluster: Any = None,
-        **options: Any,
-    ) -> pl.DataFrame:
-        return sweep(plan, out, jobs, cluster, **options)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -1,4 +1,5 @@
-"""The run cache: one small JSON file per run, named by the run's key.
+"""The run cache: one small JSON file per run, named by the run's key, and, for the runs whose
+time series are kept (the reproduction's figures), a run directory ``series/<key>/``.
 
 A run's key is a content hash of its resolved scenario (canonical JSON) and of the simulator
 build, so a finished run is never simulated again by the same build, whichever plan or sweep
@@ -16,6 +17,7 @@ import json
 import math
 import os
 import re
+import shutil
 import socket
 from collections.abc import Iterator, Mapping
 from importlib import metadata
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from startlab import _core
+from startlab.result import Result
 
 __all__ = ["FORMAT", "DirectoryLock", "RunCache", "build_info", "run_key"]
 
@@ -104,6 +107,40 @@ class RunCache:
             with contextlib.suppress(FileNotFoundError):
                 temporary.unlink()
         return path
+
+    def series_path(self, key: str) -> Path:
+        """Where the whole result of the run ``key`` is kept (a run directory), if it is."""
+        self.path(key)  # checks the key
+        return self.directory / "series" / key
+
+    def has_series(self, key: str) -> bool:
+        """Whether the run ``key`` has its run directory."""
+        return (self.series_path(key) / "summary.json").is_file()
+
+    def get_series(self, key: str) -> Result | None:
+        """The whole result of the run ``key``, or ``None`` if it was not kept (or can't be
+        read back, then it is removed)."""
+        directory = self.series_path(key)
+        if not directory.is_dir():
+            return None
+        try:
+            return Result.load(directory)
+        except (OSError, ValueError):
+            shutil.rmtree(directory, ignore_errors=True)
+            return None
+
+    def put_series(self, key: str, result: Result) -> Path:
+        """Keep the whole result of the run ``key`` (written to a temporary folder, then
+        renamed); returns its directory."""
+        directory = self.series_path(key)
+        staging = directory.with_name(f".{key}.{_host()}.{os.getpid()}.tmp")
+        shutil.rmtree(staging, ignore_errors=True)
+        result.write(staging, plots=False)
+        try:
+            staging.replace(directory)
+        except OSError:  # written meanwhile by another process: the same run
+            shutil.rmtree(staging, ignore_errors=True)
+        return directory
 
     def keys(self) -> set[str]:
         """The keys that have a file (not checked)."""

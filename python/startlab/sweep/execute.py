@@ -24,13 +24,12 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from startlab.result import run
 from startlab.sweep.cache import FORMAT, RunCache, build_info
 from startlab.sweep.metrics import Metric, compute_metrics
-
-if TYPE_CHECKING:
-    from startlab.sweep.plan import Point
+from startlab.sweep.model import Point
 
 __all__ = [
     "TRACE_ENV",
@@ -93,7 +92,12 @@ class Execution:
 # -- the task ------------------------------------------------------------------------------------
 
 
-def run_point(key: str, scenario: str, metrics: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def run_point(
+    key: str,
+    scenario: str,
+    metrics: Sequence[Mapping[str, Any]],
+    series_dir: str | None = None,
+) -> dict[str, Any]:
     """Simulate one resolved scenario and compute its metrics: the task every executor runs.
 
     Returns the run's record: ``key``, ``status`` (``ok`` or ``error``), ``error``,
@@ -101,12 +105,9 @@ def run_point(key: str, scenario: str, metrics: Sequence[Mapping[str, Any]]) -> 
     ``stats`` (``events``, ``sim_time_ns``, ``wall_time_s`` of the simulation, ``task_time_s``),
     ``build`` (:func:`~startlab.sweep.cache.build_info` of the worker) and ``worker``
     (``host``, ``pid``, ``finished``: when, in seconds since the epoch).
-    Scenario and metric errors are recorded, not raised.
+    Scenario and metric errors are recorded, not raised. With ``series_dir`` (a run cache
+    folder) the whole result is kept there too (:meth:`RunCache.put_series`).
     """
-    from startlab import _core
-    from startlab.result import Result
-    from startlab.scenario import core_error
-
     started = time.perf_counter()
     record: dict[str, Any] = {
         "format": FORMAT,
@@ -120,10 +121,9 @@ def run_point(key: str, scenario: str, metrics: Sequence[Mapping[str, Any]]) -> 
         "worker": {"host": socket.gethostname(), "pid": os.getpid()},
     }
     try:
-        output = _core.run(scenario)
-        result = Result._from_core(output)
-    except ValueError as e:
-        record.update(status="error", stage="simulation", error=str(core_error(e)))
+        result = run(json.loads(scenario))
+    except ValueError as e:  # ScenarioError: what the core said
+        record.update(status="error", stage="simulation", error=str(e))
     except (KeyboardInterrupt, SystemExit, MemoryError):
         raise
     except BaseException as e:
@@ -142,6 +142,11 @@ def run_point(key: str, scenario: str, metrics: Sequence[Mapping[str, Any]]) -> 
         record["metrics"] = values
         if errors:
             record.update(status="error", stage="metrics", error="; ".join(errors))
+        if series_dir is not None:
+            try:
+                RunCache(series_dir).put_series(key, result)
+            except OSError as e:
+                record.update(status="error", stage="series", error=f"keeping the series: {e}")
     elapsed = time.perf_counter() - started
     record["stats"]["task_time_s"] = elapsed
     record["worker"]["finished"] = time.time()
@@ -187,16 +192,19 @@ def execute(
     retry_failed: bool = False,
     on_record: Callable[[dict[str, Any]], None] | None = None,
     label: str = "sweep",
+    series: bool = False,
 ) -> Execution:
     """Run every point not already in the cache and write each record there as it finishes.
 
-    ``points``: :class:`~startlab.sweep.plan.Point` or :class:`Task` objects (anything with
+    ``points``: :class:`~startlab.sweep.model.Point` or :class:`Task` objects (anything with
     ``key`` and ``scenario``); equal keys are run once. ``jobs``: local worker processes
     (default: every core; ``0`` runs in this process). ``cluster``: a Dask scheduler address
     (``"tcp://host:8786"``) or a ``distributed.Client``; then ``jobs`` is not used.
     ``progress``: a progress bar on stderr (``None``: a bar on a terminal, a line every few
     seconds otherwise). ``retry_failed``: simulate again the runs recorded as failed.
-    ``on_record`` is called with each new record after it is written.
+    ``on_record`` is called with each new record after it is written. ``series``: keep the
+    whole result of every run in the cache too (:meth:`RunCache.get_series`; on a Dask
+    cluster the workers must see ``cache_dir``); a run without it is simulated again.
 
     Raises :class:`ClusterError` if the cluster is unreachable or lost, ``KeyboardInterrupt``
     when interrupted; the runs written until then stay in the cache.
@@ -216,7 +224,10 @@ def execute(
     previous: dict[str, dict[str, Any]] = {}
     for key, scenario in scenarios.items():
         record = cache.get(key)
-        if usable_record(record, metric_ids, retry_failed=retry_failed):
+        usable = usable_record(record, metric_ids, retry_failed=retry_failed)
+        if usable and series and record is not None and record.get("stage") in (None, "metrics"):
+            usable = cache.has_series(key)  # a run that went through, without its series
+        if usable:
             assert record is not None
             execution.records[key] = record
             execution.cached += 1
@@ -245,7 +256,8 @@ def execute(
 
     bar = _Progress(label, execution.runs, execution.cached, execution.failed, progress)
     try:
-        for record in backend.run(todo, metric_specs):
+        series_dir = str(cache.directory) if series else None
+        for record in backend.run(todo, metric_specs, series_dir):
             key = record["key"]
             if record.get("build") != local_build:  # never keep a run under another's key
                 found = (record.get("build") or {}).get("build")
@@ -339,36 +351,20 @@ class _Progress:
 
 
 class _Backend:
-    def run(self, tasks: Sequence[Task], metrics: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    def run(
+        self, tasks: Sequence[Task], metrics: list[dict[str, Any]], series_dir: str | None
+    ) -> Iterator[dict[str, Any]]:
         raise NotImplementedError
 
 
 class _Inline(_Backend):
     """Every run in this process, one after the other."""
 
-    def run(self, tasks: Sequence[Task], metrics: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    def run(
+        self, tasks: Sequence[Task], metrics: list[dict[str, Any]], series_dir: str | None
+    ) -> Iterator[dict[str, Any]]:
         for task in tasks:
-            yield run_point(task.key, task.scenario, metrics)
-
-
-def _worker_main(connection: multiprocessing.connection.Connection) -> None:
-    """A local worker: run the tasks the parent sends until it sends ``None`` or goes away."""
-    while True:
-        try:
-            message = connection.recv()
-        except (EOFError, OSError):
-            return
-        if message is None:
-            return
-        key, scenario, metrics = message
-        try:
-            reply: tuple[str, Any] = ("record", run_point(key, scenario, metrics))
-        except BaseException as e:  # reported to the parent as a crash
-            reply = ("crash", f"{type(e).__name__}: {e}")
-        try:
-            connection.send(reply)
-        except (BrokenPipeError, OSError):
-            return
+            yield run_point(task.key, task.scenario, metrics, series_dir)
 
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
@@ -453,12 +449,16 @@ class _LocalPool(_Backend):
 
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
+        self.series_dir: str | None = None
 
     def _start(self) -> _Worker:
         process = _Process()
         return _Worker(process, process.connection)
 
-    def run(self, tasks: Sequence[Task], metrics: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    def run(
+        self, tasks: Sequence[Task], metrics: list[dict[str, Any]], series_dir: str | None
+    ) -> Iterator[dict[str, Any]]:
+        self.series_dir = series_dir
         queue = deque(tasks)
         attempts: dict[str, int] = {}
         workers: list[_Worker] = []
@@ -516,7 +516,7 @@ class _LocalPool(_Backend):
                     worker = self._replace(workers, worker)  # died idle: nobody's fault
                 task = queue.popleft()
                 try:
-                    worker.connection.send((task.key, task.scenario, metrics))
+                    worker.connection.send((task.key, task.scenario, metrics, self.series_dir))
                 except OSError:  # it died: the sentinel will tell
                     queue.appendleft(task)
                     break
@@ -602,7 +602,9 @@ class _Dask(_Backend):
                 f"cannot connect to the Dask scheduler at {self.cluster}: {e}"
             ) from None
 
-    def run(self, tasks: Sequence[Task], metrics: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    def run(
+        self, tasks: Sequence[Task], metrics: list[dict[str, Any]], series_dir: str | None
+    ) -> Iterator[dict[str, Any]]:
         import distributed
 
         dask: Any = distributed
@@ -611,7 +613,9 @@ class _Dask(_Backend):
         lost = False
         # Task keys name the run and the metrics asked for: equal tasks (from another client
         # too) are computed once, different metric sets of one run are not confused.
-        asked = hashlib.sha256(json.dumps(metrics, sort_keys=True).encode()).hexdigest()[:8]
+        asked = hashlib.sha256(
+            json.dumps([metrics, series_dir], sort_keys=True).encode()
+        ).hexdigest()[:8]
         try:
             self._check_workers(client)
             for task in tasks:
@@ -621,6 +625,7 @@ class _Dask(_Backend):
                         task.key,
                         task.scenario,
                         metrics,
+                        series_dir,
                         key=f"startlab-run-{task.key}-{asked}",
                         retries=2,
                         pure=False,

@@ -21,11 +21,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from startlab.sweep.quantity import parse_quantity
+from startlab.result import jain_index
+from startlab.sweep.model import (
+    NS_PER_S,
+    Description,
+    Point,
+    SweepPlanError,
+    describe,
+    duration_text,
+    parse_quantity,
+    toml_key,
+)
 
 if TYPE_CHECKING:
     from startlab.result import Result
-    from startlab.sweep.plan import Point
 
 __all__ = [
     "KINDS",
@@ -39,8 +48,6 @@ __all__ = [
     "parse_metric",
     "parse_metrics",
 ]
-
-NS_PER_S = 1_000_000_000
 
 STATS = ("mean", "median", "min", "max", "sum", "std")
 """How a per-flow quantity is summarized over the TCP flows (``stat = ...``)."""
@@ -315,15 +322,8 @@ class Metric:
 
 def _show(name: str, value: Any) -> str:
     if name in _WINDOW:
-        return _duration_text(int(value))
+        return duration_text(int(value))
     return str(value)
-
-
-def _duration_text(ns: int) -> str:
-    for unit, scale in (("s", NS_PER_S), ("ms", 10**6), ("us", 10**3)):
-        if ns % scale == 0:
-            return f"{ns // scale}{unit}"
-    return f"{ns}ns"
 
 
 # -- parsing -------------------------------------------------------------------------------------
@@ -333,11 +333,9 @@ _CALL = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*", re.S)
 
 def parse_metric(name: str, spec: Any, where: str | None = None) -> Metric:
     """A metric from its plan form: ``"kind"``, ``"kind(args)"`` or ``{ metric = "kind", ... }``.
-    Raises :class:`~startlab.sweep.plan.SweepPlanError` naming ``where`` (default
+    Raises :class:`~startlab.sweep.model.SweepPlanError` naming ``where`` (default
     ``metrics.NAME``)."""
-    from startlab.sweep.plan import SweepPlanError, _key
-
-    where = where or f"metrics.{_key(name)}"
+    where = where or f"metrics.{toml_key(name)}"
     positional: list[Any] = []
     named: dict[str, Any] = {}
     if isinstance(spec, str):
@@ -420,14 +418,12 @@ def _arg_value(text: str) -> Any:
 
 
 def _normalize(kind: str, named: Mapping[str, Any], where: str) -> tuple[tuple[str, Any], ...]:
-    from startlab.sweep.plan import SweepPlanError, _key
-
     info = KINDS[kind]
     unknown = [k for k in named if k not in info.params]
     if unknown:
         allowed = ", ".join(info.params) if info.params else "none"
         raise SweepPlanError(
-            f"{where}.{_key(unknown[0])}: {kind} has no such argument; allowed: {allowed}"
+            f"{where}.{toml_key(unknown[0])}: {kind} has no such argument; allowed: {allowed}"
         )
     params: dict[str, Any] = {}
     for key, value in named.items():
@@ -474,8 +470,6 @@ def _normalize(kind: str, named: Mapping[str, Any], where: str) -> tuple[tuple[s
 
 def parse_metrics(table: Any, *, reserved: Iterable[str] = ()) -> list[Metric]:
     """The ``[metrics]`` table of a plan: column name -> metric."""
-    from startlab.sweep.plan import SweepPlanError, _key
-
     if not isinstance(table, Mapping):
         raise SweepPlanError(f"metrics: expected a table of name = metric, not {table!r}")
     if not table:
@@ -485,12 +479,13 @@ def parse_metrics(table: Any, *, reserved: Iterable[str] = ()) -> list[Metric]:
     for name, spec in table.items():
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", name):
             raise SweepPlanError(
-                f"metrics.{_key(name)}: a metric name is letters, digits, _ . - (a column name)"
+                f"metrics.{toml_key(name)}: a metric name is letters, digits, _ . - (a column name)"
             )
         if name in reserved:
             raise SweepPlanError(
-                f"metrics.{_key(name)}: {name!r} is already a column of the results (an axis or "
-                "one of point, key, status, error, seed, events, wall_time_s); choose another name"
+                f"metrics.{toml_key(name)}: {name!r} is already a column of the results (an "
+                "axis or one of point, key, status, error, seed, events, wall_time_s); choose "
+                "another name"
             )
         metrics.append(parse_metric(name, spec))
     return metrics
@@ -524,24 +519,22 @@ def default_metrics(base: Mapping[str, Any]) -> list[Metric]:
 def check_metrics(metrics: Sequence[Metric], points: Sequence[Point]) -> None:
     """Check what can be known before running: windows inside every point's run, links that
     exist (and are sampled, for windowed link metrics), flow numbers that exist. Raises
-    :class:`~startlab.sweep.plan.SweepPlanError`."""
-    from startlab.sweep.plan import SweepPlanError, _key
-
-    probes: dict[str, Any] = {}
+    :class:`~startlab.sweep.model.SweepPlanError`."""
+    networks: dict[str, tuple[Description | None, dict[str, Any], Point]] = {}
     for point in points:
         resolved = json.loads(point.scenario)
         duration = parse_quantity(resolved.get("duration"))
         duration_ns = round(duration.si * NS_PER_S) if duration else None
         measure = resolved.get("measure", {})
         for metric in metrics:
-            where = f"metrics.{_key(metric.name)}"
+            where = f"metrics.{toml_key(metric.name)}"
             end = metric.param("to")
             start = metric.param("from")
             if duration_ns is not None:
                 for name, at in (("from", start), ("to", end)):
                     if at is not None and at > duration_ns:
                         raise SweepPlanError(
-                            f"{where}.{name}: {_duration_text(at)} is after the end of the run "
+                            f"{where}.{name}: {duration_text(at)} is after the end of the run "
                             f"({resolved.get('duration')}) in {point.label()}"
                         )
             windowed = start is not None or end is not None
@@ -560,7 +553,7 @@ def check_metrics(metrics: Sequence[Metric], points: Sequence[Point]) -> None:
                     f"{point.label()}"
                 )
         # The names of the links and the number of flows depend on the shape of the network
-        # only, not on its rates or delays: one probe per shape.
+        # only, not on its rates or delays: one description per shape.
         topology = resolved.get("topology", {})
         shape = json.dumps(
             [
@@ -573,21 +566,21 @@ def check_metrics(metrics: Sequence[Metric], points: Sequence[Point]) -> None:
             ],
             sort_keys=True,
         )
-        if shape not in probes:
-            probes[shape] = _probe(resolved), point
-    for (links, flows, sampled), point in probes.values():
-        if links is None:
+        if shape not in networks:
+            networks[shape] = _describe_or_none(point.scenario), resolved, point
+    for network, resolved, point in networks.values():
+        if network is None:
             continue
+        # With random arrivals the number of flows is not known before the run.
+        arrivals = any(f.get("kind") == "tcp-arrivals" for f in resolved.get("flows", []))
+        flows = None if arrivals else len(network.flows)
         for metric in metrics:
-            where = f"metrics.{_key(metric.name)}"
+            where = f"metrics.{toml_key(metric.name)}"
             link = metric.param("link")
             if link is not None:
-                ids = links.filter((pl.col("name") == link) | (pl.col("alias") == link))["link"]
-                if ids.len() == 0:
-                    known = ", ".join(
-                        f"{n} ({a})" if a else n
-                        for n, a in zip(links["name"], links["alias"], strict=True)
-                    )
+                found = network.find_links(link)
+                if not found:
+                    known = ", ".join(network.link_labels())
                     raise SweepPlanError(
                         f"{where}.link: no link {link!r} in {point.label()}; links: {known}"
                     )
@@ -595,7 +588,7 @@ def check_metrics(metrics: Sequence[Metric], points: Sequence[Point]) -> None:
                 needs_samples = metric.kind == "mean_queue" or (
                     metric.kind == "utilization" and windowed
                 )
-                if needs_samples and int(ids[0]) not in sampled:
+                if needs_samples and found[0].link not in network.sampled_links:
                     raise SweepPlanError(
                         f"{where}.link: {link!r} is not sampled in {point.label()}: add it to "
                         f"measure.links (a window needs its samples)"
@@ -608,29 +601,13 @@ def check_metrics(metrics: Sequence[Metric], points: Sequence[Point]) -> None:
                 )
 
 
-def _probe(resolved: dict[str, Any]) -> tuple[pl.DataFrame | None, int | None, set[int]]:
-    """Links, number of flows (``None`` with random arrivals) and sampled link ids of a
-    scenario's network, from a 1 ns run of it."""
-    from startlab.result import run
-
-    document = json.loads(json.dumps(resolved))
-    document["duration"] = "1ns"
-    measure = document.setdefault("measure", {})
-    measure["window"] = []
-    for flow in document.get("flows", []):
-        flow["start"] = "0s"
-        flow.pop("stop", None)
-    arrivals = any(f.get("kind") == "tcp-arrivals" for f in resolved.get("flows", []))
+def _describe_or_none(scenario: str) -> Description | None:
+    """The network of a point's scenario; ``None`` if the core can't describe it (the run will
+    say why)."""
     try:
-        result = run(document)
+        return describe(scenario)
     except Exception:
-        return None, None, set()
-    links = result.links
-    sampled: set[int] = set()
-    for name in measure.get("links", []):
-        ids = links.filter((pl.col("name") == name) | (pl.col("alias") == name))["link"]
-        sampled.update(int(i) for i in ids)
-    return links, None if arrivals else result.flows.height, sampled
+        return None
 
 
 # -- computing -----------------------------------------------------------------------------------
@@ -797,12 +774,10 @@ def _link_metric(context: _Context, metric: Metric) -> Any:
     exact = _exact_window(context, link, start, end)
     if exact is not None:
         return exact
-    busy = samples["busy_ns"].to_numpy().astype(np.float64)
-    if times[0] > 0:
-        times = np.concatenate([[0], times])
-        busy = np.concatenate([[0.0], busy])
-    at = np.interp(np.array([start, end], dtype=np.float64), times.astype(np.float64), busy)
-    return float(at[1] - at[0]) / (end - start)
+    try:
+        return context.result.utilization(metric.param("link"), start / NS_PER_S, end / NS_PER_S)
+    except ValueError as e:
+        raise MetricError(str(e)) from None
 
 
 def _exact_window(context: _Context, link: int, start: int, end: int) -> float | None:
@@ -818,8 +793,6 @@ def _exact_window(context: _Context, link: int, start: int, end: int) -> float |
 
 
 def _jain(context: _Context, metric: Metric) -> Any:
-    from startlab.result import jain_index
-
     flows = context.tcp_flows(metric.param("label"))
     if flows.height == 0:
         return None
