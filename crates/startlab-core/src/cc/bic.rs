@@ -17,6 +17,7 @@
 //! fast recovery and for its decrease.
 
 use super::hystart::{NewlyDelivered, SsCounting};
+use super::params::{above, closed, open, param, AlgorithmConfig, Allowed, Param};
 use super::slow_start::grow_to_ssthresh;
 use super::{Ack, AckSample, CaState, CongestionControl, Tcb};
 use crate::time::Time;
@@ -82,19 +83,19 @@ impl BicConfig {
     }
 }
 
-impl super::registry::AlgorithmConfig for BicConfig {
-    const PARAMS: &'static [(&'static str, &'static str)] = &BIC_PARAMS;
+impl AlgorithmConfig for BicConfig {
+    const PARAMS: &'static [Param] = &BIC_PARAMS;
 }
 
 /// The parameter descriptions of BIC-TCP (shared with BLAST).
-pub const BIC_PARAMS: [(&str, &str); 7] = [
-    ("beta", "window multiplier on a loss (Linux tcp_bic.c 819/1024)"),
-    ("s_max", "largest increment per RTT, segments (Table 5.1)"),
-    ("s_min", "smallest increment per RTT, segments; below it the window goes to W_max"),
-    ("low_window", "standard TCP (1 segment per RTT, halving) below this window, segments (§5.4.4)"),
-    ("search_divisor", "binary search goes 1/divisor of the way to W_max (2: the midpoint); max probing mirrors it"),
-    ("fast_convergence", "lower W_max to cwnd (1 + beta) / 2 on a loss below the previous W_max"),
-    ("ss_counting", "slow-start growth per ACK: \"segments\" acknowledged or 1 per ACK (\"acks\")"),
+pub const BIC_PARAMS: [Param; 7] = [
+    param("beta", "", open(0.0, 1.0), "window multiplier on a loss (Linux tcp_bic.c 819/1024)"),
+    param("s_max", "segments", above(0.0, 1e6), "largest increment per RTT, segments (Table 5.1)"),
+    param("s_min", "segments", above(0.0, 1e6), "smallest increment per RTT, segments; below it the window goes to W_max"),
+    param("low_window", "segments", closed(0.0, 1e7), "standard TCP (1 segment per RTT, halving) below this window, segments (§5.4.4)"),
+    param("search_divisor", "", above(1.0, 1000.0), "binary search goes 1/divisor of the way to W_max (2: the midpoint); max probing mirrors it"),
+    param("fast_convergence", "", Allowed::Any, "lower W_max to cwnd (1 + beta) / 2 on a loss below the previous W_max"),
+    param("ss_counting", "", Allowed::Any, "slow-start growth per ACK: \"segments\" acknowledged or 1 per ACK (\"acks\")"),
 ];
 
 /// One round trip of growth: from `base`, `inc` segments spread over `segments` acknowledged

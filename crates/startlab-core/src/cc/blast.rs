@@ -27,6 +27,7 @@
 
 use super::bic::{BicConfig, BicCore};
 use super::hystart::{NewlyDelivered, SsCounting};
+use super::params::{closed, param, AlgorithmConfig, Allowed, Param};
 use super::{Ack, AckSample, CaState, CongestionControl, LossVerdicts, Tcb};
 use crate::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
@@ -126,21 +127,21 @@ impl BlastConfig {
     }
 }
 
-impl super::registry::AlgorithmConfig for BlastConfig {
-    const PARAMS: &'static [(&'static str, &'static str)] = &BLAST_PARAMS;
+impl AlgorithmConfig for BlastConfig {
+    const PARAMS: &'static [Param] = &BLAST_PARAMS;
 }
 
-const BLAST_PARAMS: [(&str, &str); 15] = {
+const BLAST_PARAMS: [Param; 15] = {
     let b = super::bic::BIC_PARAMS;
     [
-        ("gamma_l", "low threshold delta_L = gamma_l x (max RTT - min RTT) (Eq. 7.5)"),
-        ("gamma_h", "high threshold delta_H = gamma_h x (max RTT - min RTT) (Eq. 7.5)"),
-        ("min_threshold_ms", "BLAST acts only while delta_L >= this, ms; otherwise it is BIC-TCP (§7.2.1)"),
-        ("rtt_window_s", "min / max RTT kept over the last one to two windows of this length, s; 0 = whole connection"),
-        ("min_round_samples", "a round with fewer RTT samples uses the few_samples rule"),
-        ("few_samples", "mean queueing delay of such a round: \"previous\" round's (prose) or \"zero\" (Fig. 7.9)"),
-        ("recovery_growth", "grow ssthresh and cwnd by BIC's increment in fast recovery while not congested (§7.2.1)"),
-        ("recheck_at_recovery_end", "judge a non-congestion loss again when recovery ends; cut if now congestion"),
+        param("gamma_l", "", closed(0.0, 1.0), "low threshold delta_L = gamma_l x (max RTT - min RTT) (Eq. 7.5)"),
+        param("gamma_h", "", closed(0.0, 1.0), "high threshold delta_H = gamma_h x (max RTT - min RTT) (Eq. 7.5)"),
+        param("min_threshold_ms", "ms", closed(0.0, 1e4), "BLAST acts only while delta_L >= this, ms; otherwise it is BIC-TCP (§7.2.1)"),
+        param("rtt_window_s", "s", closed(0.0, 86400.0), "min / max RTT kept over the last one to two windows of this length, s; 0 = whole connection"),
+        param("min_round_samples", "", closed(0.0, 1e6), "a round with fewer RTT samples uses the few_samples rule"),
+        param("few_samples", "", Allowed::Any, "mean queueing delay of such a round: \"previous\" round's (prose) or \"zero\" (Fig. 7.9)"),
+        param("recovery_growth", "", Allowed::Any, "grow ssthresh and cwnd by BIC's increment in fast recovery while not congested (§7.2.1)"),
+        param("recheck_at_recovery_end", "", Allowed::Any, "judge a non-congestion loss again when recovery ends; cut if now congestion"),
         b[0], b[1], b[2], b[3], b[4], b[5], b[6],
     ]
 };

@@ -21,6 +21,7 @@
 //! `tcp_slow_start`: + acknowledged segments); HyStart (ch. 6) is the separate `hystart` start-up.
 
 use super::hystart::{NewlyDelivered, SsCounting};
+use super::params::{above, closed, open, param, AlgorithmConfig, Allowed, Param};
 use super::slow_start::grow_to_ssthresh;
 use super::{Ack, AckSample, CaState, CongestionControl, CwndEvent, Tcb};
 use crate::time::{Duration, Time};
@@ -138,17 +139,17 @@ impl CubicParams {
     }
 }
 
-impl super::registry::AlgorithmConfig for CubicConfig {
-    const PARAMS: &'static [(&'static str, &'static str)] = &[
-        ("constants", "\"linux\" (tcp_cubic.c) or \"dissertation\" (§5.1, Figs. 5.2-5.3); sets the defaults below"),
-        ("beta", "window multiplier on a loss (linux 717/1024, dissertation 1 - 0.2)"),
-        ("c", "C of W(t) = C (t - K)^3 + W_max, segments/s^3"),
-        ("fast_convergence", "lower W_max to cwnd (1 + beta) / 2 on a loss below the previous W_max (§5.1.7)"),
-        ("tcp_friendliness", "grow at least as standard TCP would (Eq. 5.4, §5.1.3)"),
-        ("k_rule", "\"pseudo-code\": K = cbrt((W_max - cwnd) / C) at the epoch start; \"equation\": Eq. 5.2 K = cbrt(W_max (1 - beta) / C)"),
-        ("max_growth_per_rtt", "largest congestion-avoidance growth per RTT, fraction of cwnd (linux 0.5, dissertation 1)"),
-        ("min_growth_no_loss", "least growth per RTT while no W_max is known, fraction of cwnd (linux 0.05, dissertation 0)"),
-        ("ss_counting", "slow-start growth per ACK: \"segments\" acknowledged (linux) or 1 per ACK (\"acks\", dissertation)"),
+impl AlgorithmConfig for CubicConfig {
+    const PARAMS: &'static [Param] = &[
+        param("constants", "", Allowed::Any, "\"linux\" (tcp_cubic.c) or \"dissertation\" (§5.1, Figs. 5.2-5.3); sets the defaults below"),
+        param("beta", "", open(0.0, 1.0), "window multiplier on a loss (linux 717/1024, dissertation 1 - 0.2)"),
+        param("c", "segments/s^3", above(0.0, 1000.0), "C of W(t) = C (t - K)^3 + W_max, segments/s^3"),
+        param("fast_convergence", "", Allowed::Any, "lower W_max to cwnd (1 + beta) / 2 on a loss below the previous W_max (§5.1.7)"),
+        param("tcp_friendliness", "", Allowed::Any, "grow at least as standard TCP would (Eq. 5.4, §5.1.3)"),
+        param("k_rule", "", Allowed::Any, "\"pseudo-code\": K = cbrt((W_max - cwnd) / C) at the epoch start; \"equation\": Eq. 5.2 K = cbrt(W_max (1 - beta) / C)"),
+        param("max_growth_per_rtt", "", above(0.0, 10.0), "largest congestion-avoidance growth per RTT, fraction of cwnd (linux 0.5, dissertation 1)"),
+        param("min_growth_no_loss", "", closed(0.0, 10.0), "least growth per RTT while no W_max is known, fraction of cwnd (linux 0.05, dissertation 0)"),
+        param("ss_counting", "", Allowed::Any, "slow-start growth per ACK: \"segments\" acknowledged (linux) or 1 per ACK (\"acks\", dissertation)"),
     ];
 }
 

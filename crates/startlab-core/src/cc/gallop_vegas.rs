@@ -44,6 +44,7 @@
 //!   congestion-avoidance phase at next RTT").
 //! - In slow start the smoothed growth stops at a configured ssthresh.
 
+use super::params::{closed, open, param, require, AlgorithmConfig, Allowed, Param, ParamError};
 use super::vegas::{Boundary, RoundRtt, VegasCaCore, VegasMeter};
 use super::{Ack, AckSample, CaState, CongestionControl, CwndEvent, ExitReason, Tcb};
 use crate::time::Time;
@@ -88,17 +89,34 @@ impl Default for GallopVegasConfig {
     }
 }
 
-impl super::registry::AlgorithmConfig for GallopVegasConfig {
-    const PARAMS: &'static [(&'static str, &'static str)] = &[
-        ("alpha", "congestion avoidance grows cwnd by 1 per RTT while the backlog Δ < alpha (segments)"),
-        ("beta", "slow start: Δ >= beta cuts cwnd and ends it; congestion avoidance shrinks while Δ > beta"),
-        ("gamma", "slow start: Δ >= gamma halves the per-round increment (segments)"),
-        ("loss_beta", "on a loss ssthresh = max(FlightSize x loss_beta, 2)"),
-        ("round_rtt", "RTT of a round used as D in Δ = W (D - BaseRTT) / D: \"mean\" or \"min\""),
-        ("integer_delta", "round Δ to the nearest segment before comparing (ns-2)"),
-        ("strict_gamma", "slow start tests Δ > gamma (pseudo-code) instead of Δ >= gamma (prose, Table 1)"),
-        ("smoothing", "segments added per ACKed segment while a round's increment is applied (0.5: one extra per two ACKs)"),
+impl AlgorithmConfig for GallopVegasConfig {
+    const PARAMS: &'static [Param] = &[
+        param("alpha", "segments", closed(0.0, 1000.0), "congestion avoidance grows cwnd by 1 per RTT while the backlog Δ < alpha (segments)"),
+        param("beta", "segments", closed(0.0, 1000.0), "slow start: Δ >= beta cuts cwnd and ends it; congestion avoidance shrinks while Δ > beta"),
+        param("gamma", "segments", closed(0.0, 1000.0), "slow start: Δ >= gamma halves the per-round increment (segments)"),
+        param("loss_beta", "", open(0.0, 1.0), "on a loss ssthresh = max(FlightSize x loss_beta, 2)"),
+        param("round_rtt", "", Allowed::Any, "RTT of a round used as D in Δ = W (D - BaseRTT) / D: \"mean\" or \"min\""),
+        param("integer_delta", "", Allowed::Any, "round Δ to the nearest segment before comparing (ns-2)"),
+        param("strict_gamma", "", Allowed::Any, "slow start tests Δ > gamma (pseudo-code) instead of Δ >= gamma (prose, Table 1)"),
+        param("smoothing", "segments", closed(0.0, 10.0), "segments added per ACKed segment while a round's increment is applied (0.5: one extra per two ACKs)"),
     ];
+
+    /// The slow-start thresholds of §3.2 in order, gamma <= beta, and the avoidance band
+    /// alpha <= beta.
+    fn check(&self) -> Result<(), ParamError> {
+        require(self.gamma <= self.beta, "gamma", || {
+            format!(
+                "gamma = {} is above beta = {}: expected gamma <= beta",
+                self.gamma, self.beta
+            )
+        })?;
+        require(self.alpha <= self.beta, "alpha", || {
+            format!(
+                "alpha = {} is above beta = {}: expected alpha <= beta",
+                self.alpha, self.beta
+            )
+        })
+    }
 }
 
 /// Gallop-Vegas.

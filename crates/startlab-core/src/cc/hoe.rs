@@ -19,6 +19,7 @@
 //!   is still in its first slow start. If it is at or below cwnd, slow start ends at once (reported
 //!   as `hoe-estimate`). ssthresh is at least 2 segments.
 
+use super::params::{above, param, AlgorithmConfig, Param};
 use super::slow_start::grow_to_ssthresh;
 use super::{Ack, AckSample, CaState, CwndEvent, ExitReason, SlowStart, Tcb};
 use crate::time::{Duration, Time};
@@ -134,9 +135,11 @@ impl Default for HoeConfig {
     }
 }
 
-impl super::registry::AlgorithmConfig for HoeConfig {
-    const PARAMS: &'static [(&'static str, &'static str)] = &[(
+impl AlgorithmConfig for HoeConfig {
+    const PARAMS: &'static [Param] = &[param(
         "max_gap",
+        "",
+        above(0.0, 10.0),
         "three ACKs are closely spaced when each gap is at most max_gap x the first RTT",
     )];
 }

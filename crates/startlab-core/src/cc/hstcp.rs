@@ -26,6 +26,7 @@
 //! needs restoring.
 
 use super::hystart::{NewlyDelivered, SsCounting};
+use super::params::{above, closed, open, param, AlgorithmConfig, Param};
 use super::slow_start::grow_to_ssthresh;
 use super::{Ack, AckSample, CongestionControl, Tcb};
 use crate::time::Time;
@@ -98,22 +99,30 @@ impl HstcpConfig {
     }
 }
 
-impl super::registry::AlgorithmConfig for HstcpConfig {
-    const PARAMS: &'static [(&'static str, &'static str)] = &[
-        (
+impl AlgorithmConfig for HstcpConfig {
+    const PARAMS: &'static [Param] = &[
+        param(
             "low_window",
+            "segments",
+            closed(1.0, 1e7),
             "standard TCP (a = 1, b = 0.5) at or below this window, segments (RFC 3649: 38)",
         ),
-        (
+        param(
             "high_window",
+            "segments",
+            closed(1.0, 1e8),
             "window where the response function reaches high_p and b(w) = high_decrease, segments",
         ),
-        (
+        param(
             "high_p",
+            "",
+            open(0.0, 0.01),
             "drop rate of the HighSpeed response function at high_window",
         ),
-        (
+        param(
             "high_decrease",
+            "",
+            above(0.0, 0.5),
             "b(high_window): fraction of the window cut by a loss at high_window",
         ),
     ];

@@ -19,6 +19,7 @@
 //! a round starts on the ACK that advances `snd_una` past `end_seq`, and `end_seq` becomes the
 //! highest segment sent so far.
 
+use super::params::{closed, param, AlgorithmConfig, Allowed, Param};
 use super::slow_start::grow_to_ssthresh;
 use super::{Ack, AckSample, CaState, ExitReason, SlowStart, Tcb};
 use crate::time::{Duration, Time};
@@ -202,18 +203,18 @@ impl HyStartParams {
     }
 }
 
-impl super::registry::AlgorithmConfig for HyStartConfig {
-    const PARAMS: &'static [(&'static str, &'static str)] = &[
-        ("variant", "\"dissertation\" (Fig. 6.7) or \"linux\" (today's tcp_cubic.c); sets the delay_* defaults"),
-        ("detect", "detectors that may end slow start: \"both\", \"train\" or \"delay\""),
-        ("low_window", "no exit below this cwnd, segments (low_ssthresh; Linux: detectors off below it)"),
-        ("samples", "RTT samples at the start of each round for the delay test (nSampling)"),
-        ("ack_delta_ms", "ACKs at most this far apart belong to one train, ms"),
-        ("delay_min_ms", "lower clamp of the delay threshold, ms (dissertation 2, linux 4)"),
-        ("delay_max_ms", "upper clamp of the delay threshold, ms (dissertation 8, linux 16)"),
-        ("delay_divisor", "delay threshold = reference RTT / this before clamping (dissertation 16, linux 8)"),
-        ("latch_below_low_window", "dissertation: a detection below low_window disables HyStart (Fig. 6.7 read literally)"),
-        ("ss_counting", "slow-start growth per ACK: \"segments\" acknowledged (linux) or 1 per ACK (\"acks\", dissertation)"),
+impl AlgorithmConfig for HyStartConfig {
+    const PARAMS: &'static [Param] = &[
+        param("variant", "", Allowed::Any, "\"dissertation\" (Fig. 6.7) or \"linux\" (today's tcp_cubic.c); sets the delay_* defaults"),
+        param("detect", "", Allowed::Any, "detectors that may end slow start: \"both\", \"train\" or \"delay\""),
+        param("low_window", "segments", closed(0.0, 1e7), "no exit below this cwnd, segments (low_ssthresh; Linux: detectors off below it)"),
+        param("samples", "", closed(1.0, 1000.0), "RTT samples at the start of each round for the delay test (nSampling)"),
+        param("ack_delta_ms", "ms", closed(0.0, 1000.0), "ACKs at most this far apart belong to one train, ms"),
+        param("delay_min_ms", "ms", closed(0.0, 1e4), "lower clamp of the delay threshold, ms (dissertation 2, linux 4)"),
+        param("delay_max_ms", "ms", closed(0.0, 1e4), "upper clamp of the delay threshold, ms (dissertation 8, linux 16)"),
+        param("delay_divisor", "", closed(1.0, 1000.0), "delay threshold = reference RTT / this before clamping (dissertation 16, linux 8)"),
+        param("latch_below_low_window", "", Allowed::Any, "dissertation: a detection below low_window disables HyStart (Fig. 6.7 read literally)"),
+        param("ss_counting", "", Allowed::Any, "slow-start growth per ACK: \"segments\" acknowledged (linux) or 1 per ACK (\"acks\", dissertation)"),
     ];
 }
 

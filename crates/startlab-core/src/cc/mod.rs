@@ -34,6 +34,7 @@ pub mod hstcp;
 pub mod hystart;
 pub mod hystart_pp;
 pub mod lss;
+pub mod params;
 pub mod pstart;
 pub mod registry;
 pub mod reno;

@@ -48,6 +48,7 @@
 //!   release a burst of γ × (segments acknowledged).
 
 use super::hoe::{apply_estimate, HoeEstimator};
+use super::params::{above, closed, param, AlgorithmConfig, Allowed, Param};
 use super::vegas::{RoundEvent, Rounds};
 use super::{Ack, AckSample, CaState, CwndEvent, SlowStart, Tcb};
 use crate::time::Time;
@@ -115,17 +116,17 @@ impl Default for PStartConfig {
     }
 }
 
-impl super::registry::AlgorithmConfig for PStartConfig {
-    const PARAMS: &'static [(&'static str, &'static str)] = &[
-        ("gamma", "acceleration: +gamma per ACKed segment below ssthresh/2, gamma/(gamma+1) of the gap per RTT above"),
-        ("delta", "exit distance: cwnd = ssthresh once ssthresh - cwnd < delta (segments)"),
-        ("adaptive_gamma", "choose gamma from ssthresh by the adaptive rule (eq. 4) instead of the fixed value"),
-        ("alpha", "alpha of the adaptive rule's middle band (5 < log2 ssthresh <= 10)"),
-        ("adaptive_middle", "middle band: \"log-of-ratio\" alpha*log2(ssthresh/5) or \"ratio-of-log\" alpha*log2(ssthresh)/5"),
-        ("strict_gap", "approach while ssthresh - cwnd > delta (algorithm step 5) instead of >= delta (eq. 3)"),
-        ("ssthresh_source", "\"configured\" or \"hoe\" (Hoe's packet-pair estimate)"),
-        ("hoe_max_gap", "Hoe: three ACKs are closely spaced when each gap is at most this x the first RTT"),
-        ("abc_limit", "ACKed segments counted per ACK at most (RFC 3465 L; 0: no limit)"),
+impl AlgorithmConfig for PStartConfig {
+    const PARAMS: &'static [Param] = &[
+        param("gamma", "", above(0.0, 100.0), "acceleration: +gamma per ACKed segment below ssthresh/2, gamma/(gamma+1) of the gap per RTT above"),
+        param("delta", "segments", above(0.0, 1e6), "exit distance: cwnd = ssthresh once ssthresh - cwnd < delta (segments)"),
+        param("adaptive_gamma", "", Allowed::Any, "choose gamma from ssthresh by the adaptive rule (eq. 4) instead of the fixed value"),
+        param("alpha", "", above(0.0, 100.0), "alpha of the adaptive rule's middle band (5 < log2 ssthresh <= 10)"),
+        param("adaptive_middle", "", Allowed::Any, "middle band: \"log-of-ratio\" alpha*log2(ssthresh/5) or \"ratio-of-log\" alpha*log2(ssthresh)/5"),
+        param("strict_gap", "", Allowed::Any, "approach while ssthresh - cwnd > delta (algorithm step 5) instead of >= delta (eq. 3)"),
+        param("ssthresh_source", "", Allowed::Any, "\"configured\" or \"hoe\" (Hoe's packet-pair estimate)"),
+        param("hoe_max_gap", "", above(0.0, 10.0), "Hoe: three ACKs are closely spaced when each gap is at most this x the first RTT"),
+        param("abc_limit", "segments", closed(0.0, 1000.0), "ACKed segments counted per ACK at most (RFC 3465 L; 0: no limit)"),
     ];
 }
 

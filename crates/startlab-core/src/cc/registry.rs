@@ -3,15 +3,14 @@
 
 use super::hystart_pp::{HystartPp, HystartPpConfig};
 use super::lss::{LimitedSlowStart, LssConfig};
+pub use super::params::Params;
+use super::params::{
+    above, closed, open, param, parse, AlgorithmConfig, Allowed, Param, ParamError,
+};
 use super::reno::{Reno, RenoConfig};
 use super::search::{Search, SearchConfig};
 use super::slow_start::{Standard, StandardConfig};
 use super::{CongestionControl, SlowStart, WithStartup};
-use serde::de::DeserializeOwned;
-use serde::Serialize;
-
-/// Parameters as written in a scenario (`cc_params`, `startup_params`).
-pub type Params = serde_json::Map<String, serde_json::Value>;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -35,6 +34,12 @@ pub struct ParamInfo {
     pub name: &'static str,
     pub default: String,
     pub description: &'static str,
+    /// `"segments"`, `"ms"`, … or `""`.
+    pub unit: &'static str,
+    /// The allowed values in words (`0 < beta < 1`), or `""` when the type says it all.
+    pub allowed: String,
+    /// The declared range.
+    pub range: Allowed,
 }
 
 #[derive(Clone, Debug)]
@@ -46,88 +51,130 @@ pub struct AlgorithmInfo {
     pub params: Vec<ParamInfo>,
 }
 
-/// A configuration struct of an algorithm: its fields are the parameters, its `Default` the
-/// paper's constants; `PARAMS` describes each field in one line.
-pub trait AlgorithmConfig: Serialize + DeserializeOwned + Default {
-    const PARAMS: &'static [(&'static str, &'static str)];
-}
-
 impl AlgorithmConfig for RenoConfig {
-    const PARAMS: &'static [(&'static str, &'static str)] = &[
-        (
+    const PARAMS: &'static [Param] = &[
+        param(
             "abc_limit",
+            "segments",
+            closed(0.0, 1000.0),
             "RFC 3465 byte-counting limit L in segments; 0 counts ACKs (RFC 5681)",
         ),
-        (
+        param(
             "beta",
+            "",
+            open(0.0, 1.0),
             "multiplicative decrease: ssthresh = max(FlightSize x beta, 2)",
         ),
     ];
 }
 
 impl AlgorithmConfig for LssConfig {
-    const PARAMS: &'static [(&'static str, &'static str)] = &[(
+    const PARAMS: &'static [Param] = &[param(
         "max_ssthresh",
+        "segments",
+        closed(1.0, 1e7),
         "segments; above it growth is limited to max_ssthresh/2 per RTT",
     )];
 }
 
 impl AlgorithmConfig for HystartPpConfig {
-    const PARAMS: &'static [(&'static str, &'static str)] = &[
-        ("min_rtt_thresh_ms", "MIN_RTT_THRESH, ms"),
-        ("max_rtt_thresh_ms", "MAX_RTT_THRESH, ms"),
-        (
+    const PARAMS: &'static [Param] = &[
+        param(
+            "min_rtt_thresh_ms",
+            "ms",
+            closed(0.0, 1e4),
+            "MIN_RTT_THRESH, ms",
+        ),
+        param(
+            "max_rtt_thresh_ms",
+            "ms",
+            closed(0.0, 1e4),
+            "MAX_RTT_THRESH, ms",
+        ),
+        param(
             "min_rtt_divisor",
+            "",
+            closed(1.0, 1000.0),
             "MIN_RTT_DIVISOR: the RTT rise threshold is last round's min RTT / this, clamped",
         ),
-        (
+        param(
             "n_rtt_sample",
+            "",
+            closed(1.0, 1000.0),
             "N_RTT_SAMPLE: RTT samples per round before it is judged",
         ),
-        (
+        param(
             "css_growth_divisor",
+            "",
+            closed(1.0, 1000.0),
             "CSS_GROWTH_DIVISOR: growth in CSS is slow start's / this",
         ),
-        (
+        param(
             "css_rounds",
+            "",
+            closed(0.0, 1000.0),
             "CSS_ROUNDS: rounds of CSS before congestion avoidance",
         ),
-        (
+        param(
             "l_limit",
+            "segments",
+            closed(1.0, 1000.0),
             "L: segments of growth per ACK at most when not paced",
         ),
     ];
+
+    /// RFC 9406 §4.3: the RTT threshold is clamped to [MIN_RTT_THRESH, MAX_RTT_THRESH].
+    fn check(&self) -> Result<(), ParamError> {
+        super::params::require(
+            self.min_rtt_thresh_ms <= self.max_rtt_thresh_ms,
+            "min_rtt_thresh_ms",
+            || {
+                format!(
+                    "{} is above max_rtt_thresh_ms = {}: expected min_rtt_thresh_ms <= max_rtt_thresh_ms",
+                    self.min_rtt_thresh_ms, self.max_rtt_thresh_ms
+                )
+            },
+        )
+    }
 }
 
 impl AlgorithmConfig for SearchConfig {
-    const PARAMS: &'static [(&'static str, &'static str)] = &[
-        (
+    const PARAMS: &'static [Param] = &[
+        param(
             "window_factor",
+            "",
+            above(0.0, 100.0),
             "the comparison window is this many initial RTTs",
         ),
-        ("bins", "W: bins per window"),
-        ("extra_bins", "EXTRA_BINS: bins kept to look back one RTT"),
-        (
+        param("bins", "", closed(1.0, 1000.0), "W: bins per window"),
+        param(
+            "extra_bins",
+            "",
+            closed(0.0, 1000.0),
+            "EXTRA_BINS: bins kept to look back one RTT",
+        ),
+        param(
             "thresh",
+            "",
+            above(0.0, 10.0),
             "THRESH: exit when the normalized difference reaches it",
         ),
-        (
+        param(
             "rollback",
+            "",
+            Allowed::Any,
             "on exit, take back the growth of the last two initial RTTs",
         ),
     ];
 }
 
 impl AlgorithmConfig for StandardConfig {
-    const PARAMS: &'static [(&'static str, &'static str)] = &[(
+    const PARAMS: &'static [Param] = &[param(
         "abc_limit",
+        "segments",
+        closed(0.0, 1000.0),
         "RFC 3465 byte-counting limit L in segments; 0 counts ACKs (RFC 5681)",
     )];
-}
-
-/// Reads an algorithm's parameters, rejecting unknown names.
-pub fn parse<C: AlgorithmConfig>(params: &Params) -> Result<C, String> {
-    serde_json::from_value(serde_json::Value::Object(params.clone())).map_err(|e| e.to_string())
 }
 
 /// The parameter table of a configuration type, with defaults read from its `Default`.
@@ -135,19 +182,22 @@ pub fn param_info<C: AlgorithmConfig>() -> Vec<ParamInfo> {
     let defaults = serde_json::to_value(C::default()).expect("config serializes");
     C::PARAMS
         .iter()
-        .map(|&(name, description)| ParamInfo {
-            name,
+        .map(|p| ParamInfo {
+            name: p.name,
             default: defaults
-                .get(name)
+                .get(p.name)
                 .map(|v| v.to_string())
                 .unwrap_or_default(),
-            description,
+            description: p.description,
+            unit: p.unit,
+            allowed: p.allowed_text(),
+            range: p.allowed,
         })
         .collect()
 }
 
-pub type BuildCc = fn(&Params) -> Result<Box<dyn CongestionControl>, String>;
-pub type BuildStartup = fn(&Params) -> Result<Box<dyn SlowStart>, String>;
+pub type BuildCc = fn(&Params) -> Result<Box<dyn CongestionControl>, ParamError>;
+pub type BuildStartup = fn(&Params) -> Result<Box<dyn SlowStart>, ParamError>;
 
 pub struct CcEntry {
     pub name: &'static str,
@@ -167,7 +217,7 @@ pub struct StartupEntry {
     pub build: BuildStartup,
 }
 
-fn build_reno(p: &Params) -> Result<Box<dyn CongestionControl>, String> {
+fn build_reno(p: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {
     Ok(Box::new(Reno::new(parse(p)?)))
 }
 
@@ -348,9 +398,21 @@ pub const DEFAULT_STARTUP: &str = "default";
 /// Which part of a flow's algorithm specification is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BuildError {
-    /// `"cc"`, `"cc_params"`, `"startup"` or `"startup_params"`.
-    pub field: &'static str,
+    /// `"cc"`, `"startup"`, `"cc_params"`, `"cc_params.NAME"`, `"startup_params"` or
+    /// `"startup_params.NAME"`.
+    pub field: String,
     pub message: String,
+}
+
+/// The field of a parameter error under `cc_params` or `startup_params`.
+fn param_field(group: &str, e: ParamError) -> BuildError {
+    BuildError {
+        field: match e.name {
+            Some(name) => format!("{group}.{name}"),
+            None => group.to_string(),
+        },
+        message: e.message,
+    }
 }
 
 fn names<T>(entries: &[T], name: fn(&T) -> &'static str) -> String {
@@ -373,20 +435,17 @@ pub fn build(
         .iter()
         .find(|e| e.name == cc)
         .ok_or_else(|| BuildError {
-            field: "cc",
+            field: "cc".into(),
             message: format!(
                 "unknown congestion control \"{cc}\"; available: {}",
                 names(CCS, |e| e.name)
             ),
         })?;
-    let controller = (entry.build)(cc_params).map_err(|message| BuildError {
-        field: "cc_params",
-        message,
-    })?;
+    let controller = (entry.build)(cc_params).map_err(|e| param_field("cc_params", e))?;
     if startup == DEFAULT_STARTUP {
         if !startup_params.is_empty() {
             return Err(BuildError {
-                field: "startup_params",
+                field: "startup_params".into(),
                 message: "parameters given for the default slow start; set them in cc_params or name a startup".into(),
             });
         }
@@ -396,16 +455,13 @@ pub fn build(
         .iter()
         .find(|e| e.name == startup)
         .ok_or_else(|| BuildError {
-            field: "startup",
+            field: "startup".into(),
             message: format!(
                 "unknown startup algorithm \"{startup}\"; available: \"default\", {}",
                 names(STARTUPS, |e| e.name)
             ),
         })?;
-    let startup = (s.build)(startup_params).map_err(|message| BuildError {
-        field: "startup_params",
-        message,
-    })?;
+    let startup = (s.build)(startup_params).map_err(|e| param_field("startup_params", e))?;
     Ok(Box::new(WithStartup {
         cc: controller,
         startup,
@@ -426,7 +482,7 @@ pub fn default_recovery(cc: &str) -> &'static str {
 pub(crate) fn assert_params_listed<C: AlgorithmConfig>() {
     let defaults = serde_json::to_value(C::default()).unwrap();
     let mut keys: Vec<String> = defaults.as_object().unwrap().keys().cloned().collect();
-    let mut listed: Vec<String> = C::PARAMS.iter().map(|p| p.0.to_string()).collect();
+    let mut listed: Vec<String> = C::PARAMS.iter().map(|p| p.name.to_string()).collect();
     keys.sort();
     listed.sort();
     assert_eq!(keys, listed);
@@ -461,7 +517,10 @@ mod tests {
             .keys()
             .cloned()
             .collect();
-        let listed: Vec<String> = RenoConfig::PARAMS.iter().map(|p| p.0.to_string()).collect();
+        let listed: Vec<String> = RenoConfig::PARAMS
+            .iter()
+            .map(|p| p.name.to_string())
+            .collect();
         assert_eq!(reno_keys, listed);
     }
 

@@ -15,6 +15,7 @@
 //!
 //! The module also holds [`Rounds`], the round-trip delimiter that Gallop-Vegas and P-Start share.
 
+use super::params::{closed, open, param, require, AlgorithmConfig, Allowed, Param, ParamError};
 use super::slow_start::grow_to_ssthresh;
 use super::{Ack, AckSample, CaState, CongestionControl, CwndEvent, ExitReason, SlowStart, Tcb};
 use crate::time::{Duration, Time};
@@ -369,37 +370,61 @@ impl Default for VegasConfig {
     }
 }
 
-impl super::registry::AlgorithmConfig for VegasConfig {
-    const PARAMS: &'static [(&'static str, &'static str)] = &[
-        (
+impl AlgorithmConfig for VegasConfig {
+    const PARAMS: &'static [Param] = &[
+        param(
             "alpha",
+            "segments",
+            closed(0.0, 1000.0),
             "congestion avoidance grows cwnd by 1 per RTT while the backlog Δ < alpha (segments)",
         ),
-        (
+        param(
             "beta",
+            "segments",
+            closed(0.0, 1000.0),
             "congestion avoidance shrinks cwnd by 1 per RTT while Δ > beta (segments)",
         ),
-        (
+        param(
             "gamma",
+            "segments",
+            closed(0.0, 1000.0),
             "slow start ends (cwnd cut by 1/8) when Δ > gamma (segments)",
         ),
-        (
+        param(
             "loss_beta",
+            "",
+            open(0.0, 1.0),
             "on a loss ssthresh = max(FlightSize x loss_beta, 2)",
         ),
-        (
+        param(
             "round_rtt",
+            "",
+            Allowed::Any,
             "RTT of a round used as D in Δ = W (D - BaseRTT) / D: \"mean\" or \"min\"",
         ),
-        (
+        param(
             "integer_delta",
+            "",
+            Allowed::Any,
             "round Δ to the nearest segment before comparing (ns-2)",
         ),
-        (
+        param(
             "first_round_grows",
+            "",
+            Allowed::Any,
             "slow start's first round doubles cwnd (false: it holds, as ns-2)",
         ),
     ];
+
+    /// Brakmo and Peterson's band: alpha <= beta (Ho et al. §2).
+    fn check(&self) -> Result<(), ParamError> {
+        require(self.alpha <= self.beta, "alpha", || {
+            format!(
+                "alpha = {} is above beta = {}: expected alpha <= beta",
+                self.alpha, self.beta
+            )
+        })
+    }
 }
 
 /// TCP Vegas with its own slow start.
@@ -508,22 +533,30 @@ impl Default for VegasSsConfig {
     }
 }
 
-impl super::registry::AlgorithmConfig for VegasSsConfig {
-    const PARAMS: &'static [(&'static str, &'static str)] = &[
-        (
+impl AlgorithmConfig for VegasSsConfig {
+    const PARAMS: &'static [Param] = &[
+        param(
             "gamma",
+            "segments",
+            closed(0.0, 1000.0),
             "slow start ends (cwnd cut by 1/8) when the backlog Δ > gamma (segments)",
         ),
-        (
+        param(
             "round_rtt",
+            "",
+            Allowed::Any,
             "RTT of a round used as D in Δ = W (D - BaseRTT) / D: \"mean\" or \"min\"",
         ),
-        (
+        param(
             "integer_delta",
+            "",
+            Allowed::Any,
             "round Δ to the nearest segment before comparing (ns-2)",
         ),
-        (
+        param(
             "first_round_grows",
+            "",
+            Allowed::Any,
             "the first round doubles cwnd (false: it holds, as ns-2)",
         ),
     ];

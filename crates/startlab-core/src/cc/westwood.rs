@@ -45,6 +45,7 @@
 //!   `ssthresh()` only for the first timeout of a segment and not for a timeout during fast
 //!   recovery, so ERE × RTT_min is applied only then.
 
+use super::params::{above, below, closed, param, AlgorithmConfig, Allowed, Param};
 use super::reno::{Reno, RenoConfig};
 use super::{Ack, AckSample, CaState, CongestionControl, CwndEvent, Tcb};
 use crate::time::Time;
@@ -336,30 +337,42 @@ impl WestwoodConfig {
     }
 }
 
-impl super::registry::AlgorithmConfig for WestwoodConfig {
-    const PARAMS: &'static [(&'static str, &'static str)] = &[
-        (
+impl AlgorithmConfig for WestwoodConfig {
+    const PARAMS: &'static [Param] = &[
+        param(
             "tau",
+            "s",
+            above(0.0, 100.0),
             "time constant of the Tustin low-pass filter of ERE, seconds",
         ),
-        (
+        param(
             "virtual_sample_m",
+            "",
+            closed(0.0, 1000.0),
             "insert zero samples every tau/m seconds without ACKs; 0: never",
         ),
-        (
+        param(
             "seed_with_first_sample",
+            "",
+            Allowed::Any,
             "start the ERE filter at its first sample instead of at 0",
         ),
-        (
+        param(
             "re_gain",
+            "",
+            below(0.0, 1.0),
             "weight of the previous value in the achieved-rate average RE (0.6)",
         ),
-        (
+        param(
             "recovery_cwnd_cap",
+            "",
+            Allowed::Any,
             "after fast recovery cwnd = min(ERE x RTTmin, cwnd at the loss)",
         ),
-        (
+        param(
             "abc_limit",
+            "segments",
+            closed(0.0, 1000.0),
             "RFC 3465 byte-counting limit L for NewReno growth; 0 counts ACKs",
         ),
     ];

@@ -99,8 +99,40 @@ pub fn from_json(text: &str) -> Result<Scenario, ScenarioError> {
 
 /// Parses a scenario from TOML.
 pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
+    // TOML has nan and inf; no field of a scenario means anything by them, and an algorithm's
+    // parameters would otherwise read them as "not given" (JSON has neither).
+    if let Ok(value) = text.parse::<toml::Table>() {
+        if let Some((path, x)) = non_finite(&toml::Value::Table(value), String::new()) {
+            return Err(err(
+                path,
+                format!("invalid value {x}: expected a finite number"),
+            ));
+        }
+    }
     let de = toml::Deserializer::new(text);
     serde_path_to_error::deserialize(de).map_err(from_path_error)
+}
+
+/// The dotted path of the first NaN or infinity in a TOML value.
+fn non_finite(v: &toml::Value, path: String) -> Option<(String, f64)> {
+    match v {
+        toml::Value::Float(x) if !x.is_finite() => Some((path, *x)),
+        toml::Value::Table(t) => t.iter().find_map(|(k, v)| {
+            non_finite(
+                v,
+                if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                },
+            )
+        }),
+        toml::Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| non_finite(v, format!("{path}[{i}]"))),
+        _ => None,
+    }
 }
 
 /// Parses, resolves and runs a scenario given as JSON. Returns the filled-in document and the

@@ -1,0 +1,238 @@
+//! Algorithm parameters, declared next to each algorithm: name, unit, allowed values and one
+//! line of meaning (as ns-3's `TypeId::AddAttribute` with a checker, or Linux's `module_param`
+//! with its bounds), and checked before a run starts.
+//!
+//! A configuration struct is the algorithm's parameters: its fields are the names a scenario
+//! writes in `cc_params` / `startup_params`, its `Default` the paper's constants. Its
+//! [`AlgorithmConfig::PARAMS`] declares each field; [`parse`] refuses an unknown name, a value of
+//! the wrong type, a value outside its declared range and a combination the algorithm cannot run
+//! ([`AlgorithmConfig::check`]), naming the parameter.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::fmt;
+
+/// Parameters as written in a scenario (`cc_params`, `startup_params`).
+pub type Params = serde_json::Map<String, serde_json::Value>;
+
+/// The values a parameter may take beyond its type (which serde checks).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Allowed {
+    /// Any value of the type: a flag or one of the names of an enumeration.
+    Any,
+    /// A number between two bounds, each inclusive or not.
+    Range {
+        min: f64,
+        min_inclusive: bool,
+        max: f64,
+        max_inclusive: bool,
+    },
+}
+
+/// `[min, max]`.
+pub const fn closed(min: f64, max: f64) -> Allowed {
+    Allowed::Range {
+        min,
+        min_inclusive: true,
+        max,
+        max_inclusive: true,
+    }
+}
+
+/// `(min, max)`.
+pub const fn open(min: f64, max: f64) -> Allowed {
+    Allowed::Range {
+        min,
+        min_inclusive: false,
+        max,
+        max_inclusive: false,
+    }
+}
+
+/// `(min, max]`.
+pub const fn above(min: f64, max: f64) -> Allowed {
+    Allowed::Range {
+        min,
+        min_inclusive: false,
+        max,
+        max_inclusive: true,
+    }
+}
+
+/// `[min, max)`.
+pub const fn below(min: f64, max: f64) -> Allowed {
+    Allowed::Range {
+        min,
+        min_inclusive: true,
+        max,
+        max_inclusive: false,
+    }
+}
+
+/// One declared parameter.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: &'static str,
+    /// `"segments"`, `"s"`, `"ms"`, … or `""` for a plain number, a flag or a name.
+    pub unit: &'static str,
+    pub allowed: Allowed,
+    pub description: &'static str,
+}
+
+/// A declaration.
+pub const fn param(
+    name: &'static str,
+    unit: &'static str,
+    allowed: Allowed,
+    description: &'static str,
+) -> Param {
+    Param {
+        name,
+        unit,
+        allowed,
+        description,
+    }
+}
+
+impl Param {
+    /// The allowed values in words: `0 < beta < 1`, or `""` for [`Allowed::Any`].
+    pub fn allowed_text(&self) -> String {
+        match self.allowed {
+            Allowed::Any => String::new(),
+            Allowed::Range {
+                min,
+                min_inclusive,
+                max,
+                max_inclusive,
+            } => format!(
+                "{min} {} {} {} {max}",
+                if min_inclusive { "<=" } else { "<" },
+                self.name,
+                if max_inclusive { "<=" } else { "<" }
+            ),
+        }
+    }
+
+    /// Checks a value as written; `null` (the default) is always allowed.
+    pub fn check(&self, value: &serde_json::Value) -> Result<(), ParamError> {
+        let Allowed::Range {
+            min,
+            min_inclusive,
+            max,
+            max_inclusive,
+        } = self.allowed
+        else {
+            return Ok(());
+        };
+        let Some(x) = value.as_f64() else {
+            // Not a number: serde says what type it needed.
+            return Ok(());
+        };
+        let fits = x.is_finite()
+            && (if min_inclusive { x >= min } else { x > min })
+            && (if max_inclusive { x <= max } else { x < max });
+        if fits {
+            Ok(())
+        } else {
+            Err(ParamError::of(
+                self.name,
+                format!("invalid value {value}: expected {}", self.allowed_text()),
+            ))
+        }
+    }
+}
+
+/// What is wrong with an algorithm's parameters: which one (if one), and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamError {
+    pub name: Option<String>,
+    pub message: String,
+}
+
+impl ParamError {
+    /// An error about parameter `name`.
+    pub fn of(name: &str, message: impl Into<String>) -> Self {
+        ParamError {
+            name: Some(name.to_string()),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<String> for ParamError {
+    fn from(message: String) -> Self {
+        ParamError {
+            name: None,
+            message,
+        }
+    }
+}
+
+/// A configuration struct of an algorithm.
+pub trait AlgorithmConfig: Serialize + DeserializeOwned + Default {
+    /// Every field, declared.
+    const PARAMS: &'static [Param];
+
+    /// Combinations of values the algorithm cannot run with (each value already in range).
+    fn check(&self) -> Result<(), ParamError> {
+        Ok(())
+    }
+}
+
+/// Reads an algorithm's parameters: unknown names, wrong types, values out of their declared
+/// range and impossible combinations are refused.
+pub fn parse<C: AlgorithmConfig>(params: &Params) -> Result<C, ParamError> {
+    for (name, value) in params {
+        if let Some(p) = C::PARAMS.iter().find(|p| p.name == name) {
+            p.check(value)?;
+        }
+    }
+    let config: C = serde_json::from_value(serde_json::Value::Object(params.clone()))
+        .map_err(|e| ParamError::from(e.to_string()))?;
+    config.check()?;
+    Ok(config)
+}
+
+/// `Err` naming `name` unless `ok`.
+pub fn require(ok: bool, name: &str, message: impl FnOnce() -> String) -> Result<(), ParamError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(ParamError::of(name, message()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_name_the_parameter_and_the_bounds() {
+        let beta = param("beta", "", open(0.0, 1.0), "multiplicative decrease");
+        assert!(beta.check(&serde_json::json!(0.5)).is_ok());
+        let e = beta.check(&serde_json::json!(1e12)).unwrap_err();
+        assert_eq!(e.name.as_deref(), Some("beta"));
+        assert_eq!(
+            e.message,
+            "invalid value 1000000000000.0: expected 0 < beta < 1"
+        );
+        assert!(beta.check(&serde_json::json!(0)).is_err());
+        assert!(beta.check(&serde_json::json!(1)).is_err());
+        let bins = param("bins", "", closed(1.0, 1000.0), "bins");
+        assert!(bins.check(&serde_json::json!(1000)).is_ok());
+        assert_eq!(bins.allowed_text(), "1 <= bins <= 1000");
+        assert_eq!(
+            param("x", "", above(0.0, 10.0), "").allowed_text(),
+            "0 < x <= 10"
+        );
+        // Not a number, or null: left to serde and to the default.
+        assert!(beta.check(&serde_json::json!("half")).is_ok());
+        assert!(beta.check(&serde_json::Value::Null).is_ok());
+    }
+}
