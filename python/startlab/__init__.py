@@ -40,8 +40,10 @@ __version__: str = _core.version()
 
 
 def algorithms() -> list[_core.AlgorithmInfo]:
-    """Every congestion-control (``role == "cc"``) and slow-start (``role == "startup"``)
-    algorithm, with its summary, its source and its parameters."""
+    """Every mechanism of the papers: congestion controls (``role == "cc"``), slow-start
+    algorithms (``"startup"``), pacing modes (``"pacing"``, Initial Spreading among them) and the
+    initial window (``"initial-window"``), each with its summary, its source and its parameters
+    (default, unit, allowed values)."""
     return _core.algorithms()
 
 

@@ -91,12 +91,17 @@ class ParamInfo(TypedDict):
     name: str
     default: str
     description: str
+    unit: str
+    """``"segments"``, ``"ms"``, … or ``""``."""
+    allowed: str
+    """The allowed values in words (``0 < beta < 1``), or ``""`` when the type says it all."""
 
 class AlgorithmInfo(TypedDict):
     name: str
-    role: Literal["cc", "startup"]
+    role: Literal["cc", "startup", "pacing", "initial-window"]
     """``"cc"``: a congestion control (``flows.cc``); ``"startup"``: a slow-start algorithm
-    (``flows.startup``)."""
+    (``flows.startup``); ``"pacing"``: a pacing mode (``tcp.pacing``); ``"initial-window"``:
+    the initial window (``tcp.initial_window``)."""
     summary: str
     source: str
     """The paper, RFC or implementation the model follows."""

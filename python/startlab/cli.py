@@ -237,9 +237,10 @@ def _parser() -> _Parser:
 
     p = commands.add_parser(
         "algorithms",
-        help="list congestion-control and slow-start algorithms",
-        description="List every congestion-control (flows.cc) and slow-start (flows.startup) "
-        "algorithm with its parameters.",
+        help="list congestion-control, slow-start and pacing algorithms",
+        description="List every congestion-control (flows.cc), slow-start (flows.startup) and "
+        "pacing (tcp.pacing) algorithm and the initial window, with their parameters, units and "
+        "allowed values.",
     )
     p.set_defaults(command="algorithms", handler=_algorithms)
 
@@ -652,6 +653,8 @@ def format_algorithms(algorithms: Sequence[_core.AlgorithmInfo]) -> str:
     for role, title in (
         ("cc", "Congestion control (flows.cc = NAME, flows.cc_params = {...})"),
         ("startup", "Slow start (flows.startup = NAME, flows.startup_params = {...})"),
+        ("pacing", "Pacing, for any controller (tcp.pacing = NAME)"),
+        ("initial-window", "Initial window (tcp.initial_window)"),
     ):
         chosen = [a for a in algorithms if a["role"] == role]
         if not chosen:
@@ -664,15 +667,18 @@ def format_algorithms(algorithms: Sequence[_core.AlgorithmInfo]) -> str:
             params = algorithm["params"]
             if params:
                 table = _format_table(
-                    ["param", "default", "description"],
-                    [[p["name"], p["default"], p["description"]] for p in params],
+                    ["param", "default", "unit", "allowed", "description"],
+                    [
+                        [p["name"], p["default"], p["unit"], p["allowed"], p["description"]]
+                        for p in params
+                    ],
                     numeric=set(),
                 )
                 lines += ["", *(f"    {row}" for row in table.splitlines())]
             else:
                 lines.append("  no parameters")
         sections.append("\n".join(lines))
-    others = sorted({a["role"] for a in algorithms} - {"cc", "startup"})
+    others = sorted({a["role"] for a in algorithms} - {"cc", "startup", "pacing", "initial-window"})
     for role in others:  # pragma: no cover - a role this version doesn't know
         names = ", ".join(a["name"] for a in algorithms if a["role"] == role)
         sections.append(f"{role}: {names}")

@@ -150,6 +150,11 @@ def test_algorithms_lists_each_algorithm(cli):
         )
         assert algorithm["summary"] in proc.stdout
     assert "newreno [cc]" in proc.stdout
+    # The sender's mechanisms are there too, with the parameters' units and ranges.
+    assert "initial-spreading [pacing]" in proc.stdout
+    assert "Initial Spreading" in proc.stdout
+    assert "initial-window [initial-window]" in proc.stdout
+    assert re.search(r"beta +0\.5 +0 < beta < 1 ", proc.stdout)
 
 
 def test_no_command_is_a_usage_error(cli):

@@ -56,6 +56,8 @@ fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
             pd.set_item("name", p.name)?;
             pd.set_item("default", p.default)?;
             pd.set_item("description", p.description)?;
+            pd.set_item("unit", p.unit)?;
+            pd.set_item("allowed", p.allowed)?;
             params.append(pd)?;
         }
         d.set_item("params", params)?;

@@ -18,6 +18,10 @@ pub enum Role {
     Cc,
     /// A slow-start algorithm that can replace a controller's own.
     Startup,
+    /// A sender-side pacing mode (`tcp.pacing`), usable with any controller.
+    Pacing,
+    /// The initial window (`tcp.initial_window`).
+    InitialWindow,
 }
 
 impl Role {
@@ -25,6 +29,8 @@ impl Role {
         match self {
             Role::Cc => "cc",
             Role::Startup => "startup",
+            Role::Pacing => "pacing",
+            Role::InitialWindow => "initial-window",
         }
     }
 }
@@ -373,7 +379,70 @@ const STARTUPS: &[StartupEntry] = &[
     },
 ];
 
-/// Every algorithm, controllers first.
+/// A mechanism of the sender that is not a controller: pacing modes and the initial window,
+/// set under `[tcp]` (or a flow's `tcp`), with their fields as parameters.
+struct SenderEntry {
+    name: &'static str,
+    role: Role,
+    summary: &'static str,
+    source: &'static str,
+    params: &'static [(Param, &'static str)],
+}
+
+const PACING_RATIOS: &[(Param, &str)] = &[
+    (
+        param("tcp.pacing_ss_ratio", "", above(0.0, 100.0), "rate = ratio x cwnd / srtt while cwnd < ssthresh / 2 (Linux sysctl tcp_pacing_ss_ratio, 200 %)"),
+        "2.0",
+    ),
+    (
+        param("tcp.pacing_ca_ratio", "", above(0.0, 100.0), "rate = ratio x cwnd / srtt otherwise (tcp_pacing_ca_ratio, 120 %)"),
+        "1.2",
+    ),
+];
+
+const SENDER: &[SenderEntry] = &[
+    SenderEntry {
+        name: "none",
+        role: Role::Pacing,
+        summary: "tcp.pacing = \"none\": segments leave as the window opens, unless the controller sets a pacing rate",
+        source: "RFC 5681",
+        params: &[],
+    },
+    SenderEntry {
+        name: "window",
+        role: Role::Pacing,
+        summary: "tcp.pacing = \"window\": the whole window spread over the smoothed RTT, rate = cwnd / srtt, on every ACK",
+        source: "Aggarwal, Savage, Anderson 2000; Sallantin et al. 2013 §II.B (Pacing)",
+        params: &[],
+    },
+    SenderEntry {
+        name: "linux",
+        role: Role::Pacing,
+        summary: "tcp.pacing = \"linux\": Linux's internal pacing, rate = ratio x max(cwnd, packets out) / srtt",
+        source: "Linux net/ipv4/tcp_input.c tcp_update_pacing_rate",
+        params: PACING_RATIOS,
+    },
+    SenderEntry {
+        name: "initial-spreading",
+        role: Role::Pacing,
+        summary: "tcp.pacing = \"initial-spreading\": Initial Spreading, the initial window spaced evenly over the RTT measured on the handshake (one segment every RTT / IW), then ACK clocking; needs tcp.handshake = true",
+        source: "Sallantin et al. 2013 §III (Initial Spreading)",
+        params: &[],
+    },
+    SenderEntry {
+        name: "initial-window",
+        role: Role::InitialWindow,
+        summary: "tcp.initial_window: the window before the first ACK, in segments (10: IW10) or bytes (\"4380B\": RFC 3390); a large initial window (LIW) for satellite paths",
+        source: "RFC 3390, RFC 6928; Wang et al. 2004 §V (LIW); Sallantin et al. 2013 (IW10)",
+        params: &[(
+            param("tcp.initial_window", "segments", closed(1.0, 1e6), "segments, or bytes with a unit (\"4380B\")"),
+            "1",
+        )],
+    },
+];
+
+/// Every algorithm, controllers first, then start-up algorithms, then the sender's pacing modes
+/// and initial window.
 pub fn algorithms() -> Vec<AlgorithmInfo> {
     let ccs = CCS.iter().map(|e| AlgorithmInfo {
         name: e.name,
@@ -389,7 +458,25 @@ pub fn algorithms() -> Vec<AlgorithmInfo> {
         source: e.source,
         params: (e.params)(),
     });
-    ccs.chain(startups).collect()
+    let sender = SENDER.iter().map(|e| AlgorithmInfo {
+        name: e.name,
+        role: e.role,
+        summary: e.summary,
+        source: e.source,
+        params: e
+            .params
+            .iter()
+            .map(|(p, default)| ParamInfo {
+                name: p.name,
+                default: default.to_string(),
+                description: p.description,
+                unit: p.unit,
+                allowed: p.allowed_text(),
+                range: p.allowed,
+            })
+            .collect(),
+    });
+    ccs.chain(startups).chain(sender).collect()
 }
 
 /// The name `startup` takes to mean "the controller's own slow start".

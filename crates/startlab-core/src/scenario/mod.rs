@@ -305,6 +305,15 @@ fn check_tcp(t: &TcpSpec, path: &str) -> Result<(), ScenarioError> {
     if t.mss.is_some_and(|m| m.0 > 1_000_000) {
         return Err(err(format!("{path}.mss"), "must be at most 1000000B"));
     }
+    if let Some(w) = t.initial_window {
+        let mss = t.mss.map_or(1000, |m| m.0.max(1) as u32);
+        if w.segments(mss) > 1_000_000 {
+            return Err(err(
+                format!("{path}.initial_window"),
+                format!("{} segments: expected at most 1000000", w.segments(mss)),
+            ));
+        }
+    }
     if t.dupack_threshold == Some(0) {
         return Err(err(
             format!("{path}.dupack_threshold"),
