@@ -21,9 +21,9 @@
 //! - The sender reports the slow-start exit at the first time cwnd reaches ssthresh, i.e. at the
 //!   first mini-linear phase; Astart may raise ssthresh again afterwards.
 
-use super::params::{above, below, closed, param, AlgorithmConfig, Allowed, Param};
+use super::params::{AlgorithmConfig, Param};
+use super::rate::{Ere, EreParams, ERE_PARAMS};
 use super::slow_start::grow_to_ssthresh;
-use super::westwood::{Ere, EreParams};
 use super::{Ack, AckSample, CaState, CwndEvent, SlowStart, Tcb};
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
@@ -53,32 +53,7 @@ impl Default for AstartConfig {
 }
 
 impl AlgorithmConfig for AstartConfig {
-    const PARAMS: &'static [Param] = &[
-        param(
-            "tau",
-            "s",
-            above(0.0, 100.0),
-            "time constant of the Tustin low-pass filter of ERE, seconds",
-        ),
-        param(
-            "virtual_sample_m",
-            "",
-            closed(0.0, 1000.0),
-            "insert zero samples every tau/m seconds without ACKs; 0: never",
-        ),
-        param(
-            "seed_with_first_sample",
-            "",
-            Allowed::Any,
-            "start the ERE filter at its first sample instead of at 0",
-        ),
-        param(
-            "re_gain",
-            "",
-            below(0.0, 1.0),
-            "weight of the previous value in the achieved-rate average RE (0.6)",
-        ),
-    ];
+    const PARAMS: &'static [Param] = &ERE_PARAMS;
 }
 
 /// Adaptive Start.

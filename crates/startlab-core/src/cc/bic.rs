@@ -16,7 +16,7 @@
 //! The search lives in [`BicCore`], which BLAST (ch. 7) reuses for its growth inside and outside
 //! fast recovery and for its decrease.
 
-use super::hystart::{NewlyDelivered, SsCounting};
+use super::counting::{NewlyDelivered, SsCounting};
 use super::params::{above, closed, open, param, AlgorithmConfig, Allowed, Param};
 use super::slow_start::grow_to_ssthresh;
 use super::{Ack, AckSample, CaState, CongestionControl, Tcb};

@@ -26,7 +26,7 @@
 //! BIC-TCP"): until then every loss is congestion.
 
 use super::bic::{BicConfig, BicCore};
-use super::hystart::{NewlyDelivered, SsCounting};
+use super::counting::{NewlyDelivered, SsCounting};
 use super::params::{closed, param, AlgorithmConfig, Allowed, Param};
 use super::{Ack, AckSample, CaState, CongestionControl, LossVerdicts, Tcb};
 use crate::time::{Duration, Time};

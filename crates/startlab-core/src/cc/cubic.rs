@@ -20,7 +20,7 @@
 //! Slow start is CUBIC's own standard slow start (Fig. 5.2: `cwnd <- cwnd + 1` per ACK; Linux
 //! `tcp_slow_start`: + acknowledged segments); HyStart (ch. 6) is the separate `hystart` start-up.
 
-use super::hystart::{NewlyDelivered, SsCounting};
+use super::counting::{NewlyDelivered, SsCounting};
 use super::params::{above, closed, open, param, AlgorithmConfig, Allowed, Param};
 use super::slow_start::grow_to_ssthresh;
 use super::{Ack, AckSample, CaState, CongestionControl, CwndEvent, Tcb};

@@ -45,7 +45,8 @@
 //! - In slow start the smoothed growth stops at a configured ssthresh.
 
 use super::params::{closed, open, param, require, AlgorithmConfig, Allowed, Param, ParamError};
-use super::vegas::{Boundary, RoundRtt, VegasCaCore, VegasMeter};
+use super::rounds::RoundRtt;
+use super::vegas::{Boundary, VegasCaCore, VegasMeter};
 use super::{Ack, AckSample, CaState, CongestionControl, CwndEvent, ExitReason, Tcb};
 use crate::time::Time;
 use serde::{Deserialize, Serialize};

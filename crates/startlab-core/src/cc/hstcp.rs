@@ -25,7 +25,7 @@
 //! as Linux `tcp_reno_undo_cwnd`): `a` and `b` are functions of the window, so no other state
 //! needs restoring.
 
-use super::hystart::{NewlyDelivered, SsCounting};
+use super::counting::{NewlyDelivered, SsCounting};
 use super::params::{above, closed, open, param, AlgorithmConfig, Param};
 use super::slow_start::grow_to_ssthresh;
 use super::{Ack, AckSample, CongestionControl, Tcb};

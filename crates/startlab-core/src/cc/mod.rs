@@ -24,9 +24,15 @@
 //! `cong_avoid` while `cwnd < ssthresh` and hands the rest of the ACK to the controller once
 //! slow start has reached `ssthresh`, as Linux's `tcp_slow_start` returns the leftover `acked`.
 
+// Layers, bottom up: the interface (this module); the shared machinery — `params` (declared
+// parameters), `counting` (slow-start counting, newly delivered segments), `rounds` (round
+// trips and their RTTs), `rate` (Westwood's eligible rate estimate), `slow_start`; the
+// algorithms, each in its own module, which import only the layers below; `registry`, the
+// catalogue that names them all. `testing` drives a controller without a network.
 pub mod astart;
 pub mod bic;
 pub mod blast;
+pub mod counting;
 pub mod cubic;
 pub mod gallop_vegas;
 pub mod hoe;
@@ -36,8 +42,10 @@ pub mod hystart_pp;
 pub mod lss;
 pub mod params;
 pub mod pstart;
+pub mod rate;
 pub mod registry;
 pub mod reno;
+pub mod rounds;
 pub mod search;
 pub mod slow_start;
 pub mod testing;

@@ -49,7 +49,7 @@
 
 use super::hoe::{apply_estimate, HoeEstimator};
 use super::params::{above, closed, param, AlgorithmConfig, Allowed, Param};
-use super::vegas::{RoundEvent, Rounds};
+use super::rounds::{RoundEvent, Rounds};
 use super::{Ack, AckSample, CaState, CwndEvent, SlowStart, Tcb};
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
