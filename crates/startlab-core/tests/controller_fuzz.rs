@@ -9,6 +9,7 @@
 //! `STARTLAB_CC_FUZZ_SEQUENCES=1000000 cargo test --release -p startlab-core --test controller_fuzz -- --nocapture`.
 //! A failure prints the algorithm, the seed and the steps, which replay exactly.
 
+use startlab_core::cc::params::Allowed;
 use startlab_core::cc::registry::{self, Params, Role};
 use startlab_core::cc::testing::Driver;
 use startlab_core::cc::CwndEvent;
@@ -106,9 +107,49 @@ fn broken(d: &Driver) -> Option<String> {
 /// reported with the seed and the steps that led to it.
 fn fuzz(cc: &str, startup: &str, sequences: u64) -> Result<(), String> {
     let none = Params::new();
+    // The algorithm under test is the start-up algorithm if there is one, else the controller.
+    let tested = if startup == registry::DEFAULT_STARTUP {
+        cc
+    } else {
+        startup
+    };
+    let numeric: Vec<_> = registry::algorithms()
+        .into_iter()
+        .find(|a| a.name == tested)
+        .map(|a| a.params)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| matches!(p.range, Allowed::Range { .. }))
+        .collect();
     for seed in 0..sequences {
-        let controller = registry::build(cc, &none, startup, &none).map_err(|e| e.message)?;
         let mut rng = Rng::stream(seed, 0);
+        // Half of the sequences run with one parameter drawn inside its declared range.
+        let mut params = Params::new();
+        if !numeric.is_empty() && rng.uniform() < 0.5 {
+            let p = &numeric[(rng.uniform() * numeric.len() as f64) as usize % numeric.len()];
+            let Allowed::Range { min, max, .. } = p.range else {
+                unreachable!()
+            };
+            let x = min + (max - min) * (0.01 + 0.98 * rng.uniform());
+            let integer = !p.default.contains('.') && p.default.parse::<i64>().is_ok();
+            let value = if integer {
+                serde_json::json!((x.round() as i64).clamp(min.ceil() as i64, max.floor() as i64))
+            } else {
+                serde_json::json!(x)
+            };
+            params.insert(p.name.to_string(), value);
+        }
+        let (cc_params, startup_params) = if tested == cc {
+            (&params, &none)
+        } else {
+            (&none, &params)
+        };
+        let controller = match registry::build(cc, cc_params, startup, startup_params) {
+            Ok(c) => c,
+            // A combination the algorithm refuses (each value is within its own range).
+            Err(e) if !e.message.starts_with("invalid value") => continue,
+            Err(e) => return Err(format!("{tested}: {params:?} refused: {}", e.message)),
+        };
         // Start anywhere from one segment to a large window, with a finite or unlimited ssthresh.
         let cwnd = 1.0 + (rng.uniform() * 50.0).floor();
         let ssthresh = if rng.uniform() < 0.5 {
@@ -124,7 +165,7 @@ fn fuzz(cc: &str, startup: &str, sequences: u64) -> Result<(), String> {
             apply(&mut d, step);
             if let Some(what) = broken(&d) {
                 return Err(format!(
-                    "{cc} + {startup}, seed {seed}, cwnd {cwnd}, ssthresh {ssthresh}: {what} after {steps:?}"
+                    "{cc} + {startup} {params:?}, seed {seed}, cwnd {cwnd}, ssthresh {ssthresh}: {what} after {steps:?}"
                 ));
             }
         }
