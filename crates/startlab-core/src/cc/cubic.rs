@@ -527,6 +527,6 @@ mod tests {
 
     #[test]
     fn every_parameter_is_listed_and_parsed_by_name() {
-        crate::cc::registry::assert_params_listed::<CubicConfig>();
+        crate::cc::params::assert_params_listed::<CubicConfig>();
     }
 }

@@ -563,23 +563,6 @@ pub fn default_recovery(cc: &str) -> &'static str {
         .unwrap_or("newreno")
 }
 
-/// Checks that `C::PARAMS` lists exactly the fields of `C`, that the defaults read back as the
-/// same configuration, and that an unknown parameter is refused.
-#[cfg(test)]
-pub(crate) fn assert_params_listed<C: AlgorithmConfig>() {
-    let defaults = serde_json::to_value(C::default()).unwrap();
-    let mut keys: Vec<String> = defaults.as_object().unwrap().keys().cloned().collect();
-    let mut listed: Vec<String> = C::PARAMS.iter().map(|p| p.name.to_string()).collect();
-    keys.sort();
-    listed.sort();
-    assert_eq!(keys, listed);
-    let back: C = parse(defaults.as_object().unwrap()).unwrap();
-    assert_eq!(serde_json::to_value(back).unwrap(), defaults);
-    let mut bad = Params::new();
-    bad.insert("no_such_parameter".into(), serde_json::json!(1));
-    assert!(parse::<C>(&bad).is_err());
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
