@@ -30,6 +30,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "core_error",
+    "describe_type",
     "dumps_toml",
     "parse_override",
     "parse_toml",
@@ -251,17 +252,22 @@ def set_path(document: dict[str, Any], path: list[str], value: Any) -> None:
             shown = f"{shown}[{index}]"
         else:
             raise ScenarioError(
-                f"{shown}.{part}: {shown} is {_describe(node)}, not a table or a list"
+                f"{shown}.{part}: {shown} is {describe_type(node)}, not a table or a list"
             )
 
 
-def _describe(value: Any) -> str:
+def describe_type(value: Any) -> str:
+    """What a value is, for messages: ``a string ("20ms")``, ``a table``."""
     if isinstance(value, bool):
         return f"a boolean ({str(value).lower()})"
     if isinstance(value, (int, float)):
         return f"a number ({value})"
     if isinstance(value, str):
-        return f"a string ({value!r})"
+        return f"a string ({json.dumps(value, ensure_ascii=False)})"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a table"
     return f"a {type(value).__name__}"
 
 

@@ -104,7 +104,7 @@ def test_parse_override(assignment: str, value: object):
         ("flows.3.cc=reno", "flows[3]: no such entry, flows has 1 entry"),
         ("flows[3].cc=reno", "flows[3]"),
         ("flows.first.cc=reno", "flows.first: flows is a list"),
-        ("duration.unit=s", "duration.unit: duration is a string ('2s')"),
+        ("duration.unit=s", 'duration.unit: duration is a string ("2s")'),
         ("no-equals-sign", "no-equals-sign"),
         ("=5", "=5"),
         ("topology..rate=1Mbps", "topology..rate"),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from startlab import _core
-from startlab.scenario import ScenarioError, core_error
+from startlab.scenario import ScenarioError, core_error, describe_type
 
 __all__ = [
     "ALIASES",
@@ -186,21 +186,6 @@ def toml_value(value: Any) -> str:
     if isinstance(value, Mapping):
         return "{ " + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
     return str(value)
-
-
-def describe_type(value: Any) -> str:
-    """What a value is, for messages: ``a string ("20ms")``, ``a table``."""
-    if isinstance(value, bool):
-        return f"a boolean ({str(value).lower()})"
-    if isinstance(value, (int, float)):
-        return f"a number ({value})"
-    if isinstance(value, str):
-        return f"a string ({json.dumps(value, ensure_ascii=False)})"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a table"
-    return f"a {type(value).__name__}"
 
 
 def describe_values(values: Mapping[str, Any]) -> str:

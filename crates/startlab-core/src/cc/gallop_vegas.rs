@@ -92,9 +92,9 @@ impl Default for GallopVegasConfig {
 
 impl AlgorithmConfig for GallopVegasConfig {
     const PARAMS: &'static [Param] = &[
-        param("alpha", "segments", closed(0.0, 1000.0), "congestion avoidance grows cwnd by 1 per RTT while the backlog Δ < alpha (segments)"),
-        param("beta", "segments", closed(0.0, 1000.0), "slow start: Δ >= beta cuts cwnd and ends it; congestion avoidance shrinks while Δ > beta"),
-        param("gamma", "segments", closed(0.0, 1000.0), "slow start: Δ >= gamma halves the per-round increment (segments)"),
+        param("alpha", "segments", closed(0.0, 1e9), "congestion avoidance grows cwnd by 1 per RTT while the backlog Δ < alpha (segments)"),
+        param("beta", "segments", closed(0.0, 1e9), "slow start: Δ >= beta cuts cwnd and ends it; congestion avoidance shrinks while Δ > beta"),
+        param("gamma", "segments", closed(0.0, 1e9), "slow start: Δ >= gamma halves the per-round increment (segments)"),
         param("loss_beta", "", open(0.0, 1.0), "on a loss ssthresh = max(FlightSize x loss_beta, 2)"),
         param("round_rtt", "", Allowed::Any, "RTT of a round used as D in Δ = W (D - BaseRTT) / D: \"mean\" or \"min\""),
         param("integer_delta", "", Allowed::Any, "round Δ to the nearest segment before comparing (ns-2)"),

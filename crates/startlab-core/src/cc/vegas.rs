@@ -280,24 +280,26 @@ impl Default for VegasConfig {
     }
 }
 
+// Backlog thresholds are segments of queue: any value up to the largest window makes sense, and a
+// very large one switches a test off (Deng et al. Table 1 runs Vegas with gamma = 10^6).
 impl AlgorithmConfig for VegasConfig {
     const PARAMS: &'static [Param] = &[
         param(
             "alpha",
             "segments",
-            closed(0.0, 1000.0),
+            closed(0.0, 1e9),
             "congestion avoidance grows cwnd by 1 per RTT while the backlog Δ < alpha (segments)",
         ),
         param(
             "beta",
             "segments",
-            closed(0.0, 1000.0),
+            closed(0.0, 1e9),
             "congestion avoidance shrinks cwnd by 1 per RTT while Δ > beta (segments)",
         ),
         param(
             "gamma",
             "segments",
-            closed(0.0, 1000.0),
+            closed(0.0, 1e9),
             "slow start ends (cwnd cut by 1/8) when Δ > gamma (segments)",
         ),
         param(
@@ -448,7 +450,7 @@ impl AlgorithmConfig for VegasSsConfig {
         param(
             "gamma",
             "segments",
-            closed(0.0, 1000.0),
+            closed(0.0, 1e9),
             "slow start ends (cwnd cut by 1/8) when the backlog Δ > gamma (segments)",
         ),
         param(
