@@ -100,6 +100,16 @@ impl Recorder {
         self.spec.interval.is_none() && self.spec.queue_series && self.sampled[link as usize]
     }
 
+    /// Whether `link`'s queue is sampled (every packet, or every interval).
+    pub fn samples_queue(&self, link: LinkId) -> bool {
+        self.spec.queue_series && self.sampled[link as usize]
+    }
+
+    /// The link of window `i`.
+    pub fn window_link(&self, i: u32) -> LinkId {
+        self.windows[i as usize].link
+    }
+
     /// The instants at which window `i` must be told the time: (time, window index).
     pub fn window_marks(&self) -> Vec<(Time, u32)> {
         let mut marks = Vec::with_capacity(2 * self.windows.len());

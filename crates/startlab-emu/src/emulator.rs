@@ -1,0 +1,536 @@
+//! The emulator: the scenario's network, driven by the real clock, between real hosts.
+//!
+//! Every host of the scenario is attached by a datagram descriptor (its TUN device) and sits on
+//! one of two sides (a dumbbell's senders and receivers). One thread per side reads the IPv4
+//! packets its hosts write, offers each to the first link of its route at the instant it was
+//! read, and walks it along the route: the simulator's [`Link`] computes at admission when the
+//! packet arrives at the far end (start = max(arrival, link free), + size × 8 / rate, + delay;
+//! the queue discipline and the random loss are the simulator's own), and the thread writes
+//! the packet into the destination's TUN device at that instant. A thread sleeps until
+//! `spin` before its next departure and then polls, so that departures are late by
+//! microseconds; how late each packet left is recorded ([`Lateness`]).
+//!
+//! The two sides' routes use disjoint links (checked at start), so each link is only ever
+//! offered packets by one thread, in time order: a thread handles every departure that is due
+//! before it reads, and stamps a packet with the time it read it. Writing into a TUN device
+//! runs the receiving host's TCP synchronously; one thread per side keeps a slow write (a long
+//! SACK scoreboard walk) from delaying the other direction.
+
+use crate::clock::{self, monotonic_ns, poll_readable, WakeLatency};
+use crate::lateness::Lateness;
+use startlab_core::measure::Recorder;
+use startlab_core::net::{Admission, LinkId, Network, NodeId, Packet, PacketKind, SackBlocks};
+use startlab_core::time::{Duration, Time};
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::net::Ipv4Addr;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+/// A host of the network attached to the emulator.
+#[derive(Debug)]
+pub struct Attachment {
+    pub node: NodeId,
+    pub addr: Ipv4Addr,
+    /// A datagram descriptor carrying bare IPv4 packets (a TUN device, or one end of a
+    /// `SOCK_DGRAM` socket pair in tests); made non-blocking by the emulator.
+    pub fd: OwnedFd,
+    /// 0 or 1: the thread that reads this host's packets.
+    pub side: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct EmulatorConfig {
+    /// Poll without sleeping for the last `spin` before a departure (a sleep wakes late).
+    pub spin: Duration,
+    /// Run the forwarding threads under `SCHED_FIFO` at this priority.
+    pub realtime: Option<i32>,
+    /// Pin side k's thread to CPU k (modulo the CPUs there are).
+    pub pin: bool,
+}
+
+impl Default for EmulatorConfig {
+    fn default() -> Self {
+        EmulatorConfig {
+            spin: Duration::from_micros(30),
+            realtime: None,
+            pin: true,
+        }
+    }
+}
+
+/// What one side's thread did.
+#[derive(Clone, Debug, Default)]
+pub struct SideReport {
+    /// Packets read from this side's hosts.
+    pub read_packets: u64,
+    /// Packets written into the other side's hosts, and how late each left.
+    pub delivered_packets: u64,
+    pub lateness: Lateness,
+    /// Packets refused by a queue or lost on the wire, on this side's links.
+    pub dropped_packets: u64,
+    pub lost_packets: u64,
+    /// Packets that were not IPv4 or had no destination across the emulator (dropped).
+    pub foreign_packets: u64,
+    pub write_errors: u64,
+    /// The first error that ended the thread early, if any.
+    pub error: Option<String>,
+}
+
+/// A finished emulation: the links with their counters, the recorder with the queue series and
+/// the windows, and each side's report.
+pub struct EmulatorReport {
+    pub network: Network,
+    pub recorder: Recorder,
+    pub sides: Vec<SideReport>,
+    /// Hypervisor steal over the emulation, summed over CPUs (`/proc/stat`).
+    pub steal_ns: Option<u64>,
+    /// Whether `/dev/cpu_dma_latency` was held at 0 during the emulation.
+    pub wake_latency_held: bool,
+}
+
+impl EmulatorReport {
+    /// Every side's lateness in one histogram.
+    pub fn lateness(&self) -> Lateness {
+        let mut all = Lateness::default();
+        for s in &self.sides {
+            all.merge(&s.lateness);
+        }
+        all
+    }
+}
+
+/// What both threads share: the links, the recorder, the utilization windows' marks.
+struct Shared {
+    net: Network,
+    recorder: Recorder,
+    /// Per link, the window marks (time, window) not yet told, in time order.
+    marks: Vec<VecDeque<(Time, u32)>>,
+}
+
+impl Shared {
+    /// Tells the windows of `link` every mark up to `now` (before anything is admitted later).
+    fn marks_until(&mut self, link: LinkId, now: Time) {
+        while let Some(&(t, i)) = self.marks[link as usize].front() {
+            if t > now {
+                break;
+            }
+            self.marks[link as usize].pop_front();
+            self.recorder.on_window_mark(i, t, &self.net);
+        }
+    }
+}
+
+pub struct Emulator {
+    threads: Vec<JoinHandle<SideReport>>,
+    stop: Arc<AtomicBool>,
+    shared: Arc<Mutex<Shared>>,
+    /// The attachments' descriptors, closed after the threads have ended.
+    _fds: Vec<OwnedFd>,
+    steal_at_start: Option<u64>,
+    wake: WakeLatency,
+}
+
+fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    // A poisoned lock means a forwarding thread panicked; its state is still consistent enough
+    // to report (the panic is reported by the join).
+    shared.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The links each side's packets cross, or the first link both sides would use.
+fn ownership(net: &Network, hosts: &[Attachment]) -> io::Result<Vec<usize>> {
+    const NONE: usize = usize::MAX;
+    let mut owner = vec![NONE; net.links.len()];
+    for a in hosts {
+        for b in hosts.iter().filter(|b| b.side != a.side) {
+            for l in net.path(a.node, b.node).unwrap_or_default() {
+                let o = &mut owner[l as usize];
+                if *o != NONE && *o != a.side {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!(
+                            "link {} is on routes of both sides; the emulator needs the two directions on disjoint links",
+                            net.link_names[l as usize]
+                        ),
+                    ));
+                }
+                *o = a.side;
+            }
+        }
+    }
+    // Links no route crosses carry nothing; their windows are told by side 0.
+    Ok(owner
+        .into_iter()
+        .map(|o| if o == NONE { 0 } else { o })
+        .collect())
+}
+
+impl Emulator {
+    /// Starts forwarding between `hosts` over `net`. Time 0 of the links and the recorder is
+    /// `t0_ns` on the monotonic clock; the threads stop by themselves at `end`.
+    pub fn start(
+        net: Network,
+        recorder: Recorder,
+        hosts: Vec<Attachment>,
+        config: EmulatorConfig,
+        t0_ns: u64,
+        end: Time,
+    ) -> io::Result<Emulator> {
+        if let Some(h) = hosts.iter().find(|h| h.side > 1) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("host {} is on side {}; there are sides 0 and 1", h.addr, h.side),
+            ));
+        }
+        let owner = ownership(&net, &hosts)?;
+        for h in &hosts {
+            clock::set_nonblocking(h.fd.as_raw_fd())?;
+        }
+        let mut marks = vec![VecDeque::new(); net.links.len()];
+        let mut all_marks = recorder.window_marks();
+        all_marks.sort_by_key(|&(t, i)| (t, i));
+        for (t, i) in all_marks {
+            marks[recorder.window_link(i) as usize].push_back((t, i));
+        }
+        let mut out = vec![None; net.nodes.len()];
+        let mut by_addr = HashMap::new();
+        for h in &hosts {
+            out[h.node as usize] = Some((h.fd.as_raw_fd(), h.side));
+            by_addr.insert(u32::from(h.addr), h.node);
+        }
+        let interval = recorder.interval();
+        let sampled: Vec<Vec<LinkId>> = (0..2)
+            .map(|side| {
+                (0..net.links.len() as LinkId)
+                    .filter(|&l| owner[l as usize] == side && recorder.samples_queue(l))
+                    .collect()
+            })
+            .collect();
+        let owned: Vec<Vec<LinkId>> = (0..2)
+            .map(|side| {
+                (0..net.links.len() as LinkId)
+                    .filter(|&l| owner[l as usize] == side)
+                    .collect()
+            })
+            .collect();
+        let links = net.links.len();
+        let shared = Arc::new(Mutex::new(Shared {
+            net,
+            recorder,
+            marks,
+        }));
+        let stop = Arc::new(AtomicBool::new(false));
+        let wake = WakeLatency::hold_zero();
+        let steal_at_start = clock::steal_ns();
+        let mut threads = Vec::new();
+        for side in 0..2 {
+            let mut s = Side {
+                index: side,
+                shared: Arc::clone(&shared),
+                stop: Arc::clone(&stop),
+                config: config.clone(),
+                t0_ns,
+                end,
+                ports: hosts
+                    .iter()
+                    .filter(|h| h.side == side)
+                    .map(|h| (h.node, h.fd.as_raw_fd()))
+                    .collect(),
+                out: out.clone(),
+                by_addr: by_addr.clone(),
+                owned: owned[side].clone(),
+                pending: vec![VecDeque::new(); links],
+                interval,
+                next_sample: interval.map(|i| Time::ZERO + i),
+                sampled: sampled[side].clone(),
+                seq: 0,
+                report: SideReport::default(),
+            };
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("startlab-emu-{side}"))
+                    .spawn(move || {
+                        s.run();
+                        s.report
+                    })?,
+            );
+        }
+        Ok(Emulator {
+            threads,
+            stop,
+            shared,
+            _fds: hosts.into_iter().map(|h| h.fd).collect(),
+            steal_at_start,
+            wake,
+        })
+    }
+
+    /// Stops the threads (if they have not reached the end) and returns what they recorded.
+    pub fn finish(self) -> io::Result<EmulatorReport> {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut sides = Vec::new();
+        for t in self.threads {
+            sides.push(
+                t.join()
+                    .map_err(|_| io::Error::other("a forwarding thread panicked"))?,
+            );
+        }
+        let steal_ns = match (self.steal_at_start, clock::steal_ns()) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        };
+        let shared = Arc::try_unwrap(self.shared)
+            .map_err(|_| io::Error::other("the forwarding threads still hold the links"))?;
+        let mut shared = shared.into_inner().unwrap_or_else(|e| e.into_inner());
+        // Windows whose marks no thread reached (a run stopped early) are told now.
+        for l in 0..shared.marks.len() {
+            shared.marks_until(l as LinkId, Time::MAX);
+        }
+        Ok(EmulatorReport {
+            network: shared.net,
+            recorder: shared.recorder,
+            sides,
+            steal_ns,
+            wake_latency_held: self.wake.held(),
+        })
+    }
+}
+
+/// One side's forwarding thread.
+struct Side {
+    index: usize,
+    shared: Arc<Mutex<Shared>>,
+    stop: Arc<AtomicBool>,
+    config: EmulatorConfig,
+    t0_ns: u64,
+    end: Time,
+    /// The hosts this thread reads: (node, descriptor).
+    ports: Vec<(NodeId, RawFd)>,
+    /// Per node: its descriptor and side, if it is an attached host.
+    out: Vec<Option<(RawFd, usize)>>,
+    by_addr: HashMap<u32, NodeId>,
+    /// The links only this thread offers packets to.
+    owned: Vec<LinkId>,
+    /// Per link: the packets on it with the time each arrives at the far end, in order (the
+    /// bytes of what the link's own pipe holds).
+    pending: Vec<VecDeque<(Time, Box<[u8]>)>>,
+    interval: Option<Duration>,
+    next_sample: Option<Time>,
+    sampled: Vec<LinkId>,
+    /// Event-order numbers for the links (they only matter to the simulator's event queue).
+    seq: u64,
+    report: SideReport,
+}
+
+/// The IPv4 destination of a packet, if it is one.
+fn ipv4_destination(packet: &[u8]) -> Option<u32> {
+    (packet.len() >= 20 && packet[0] >> 4 == 4)
+        .then(|| u32::from_be_bytes([packet[16], packet[17], packet[18], packet[19]]))
+}
+
+impl Side {
+    fn now(&self) -> Time {
+        Time::from_nanos(monotonic_ns().saturating_sub(self.t0_ns))
+    }
+
+    fn run(&mut self) {
+        if self.config.pin {
+            // SAFETY: sysconf has no side effects.
+            let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
+            clock::pin_to_cpu(self.index % cpus);
+        }
+        if let Some(p) = self.config.realtime {
+            clock::realtime(p);
+        }
+        let mut pollfds: Vec<libc::pollfd> = self
+            .ports
+            .iter()
+            .map(|&(_, fd)| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        let mut buf = vec![0u8; 65536];
+        let spin = self.config.spin.as_nanos();
+        loop {
+            let now = self.now();
+            if now >= self.end || self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            self.depart_until(now);
+            self.sample_until(now);
+            let next = self
+                .next_departure()
+                .unwrap_or(Time::MAX)
+                .min(self.next_sample.unwrap_or(Time::MAX))
+                .min(self.end);
+            let now = self.now();
+            let wait = next.saturating_since(now).as_nanos();
+            if wait > spin && !pollfds.is_empty() {
+                // At most 10 ms, to see a stop request.
+                if let Err(e) = poll_readable(&mut pollfds, (wait - spin).min(10_000_000)) {
+                    self.report.error = Some(format!("poll: {e}"));
+                    break;
+                }
+            } else if wait > spin {
+                std::thread::sleep(std::time::Duration::from_nanos((wait - spin).min(10_000_000)));
+            }
+            if let Err(e) = self.read_all(&mut buf) {
+                self.report.error = Some(e.to_string());
+                break;
+            }
+        }
+        // Marks up to where this thread got, for the links it owns.
+        let until = self.now().min(self.end);
+        let mut sh = lock(&self.shared);
+        for &l in &self.owned {
+            sh.marks_until(l, until);
+        }
+    }
+
+    /// The earliest departure on this side's links.
+    fn next_departure(&self) -> Option<Time> {
+        self.owned
+            .iter()
+            .filter_map(|&l| self.pending[l as usize].front().map(|p| p.0))
+            .min()
+    }
+
+    /// Moves every packet due by `now`: on to its next link, or out into its destination.
+    fn depart_until(&mut self, now: Time) {
+        loop {
+            let Some((t, l)) = self
+                .owned
+                .iter()
+                .filter_map(|&l| self.pending[l as usize].front().map(|p| (p.0, l)))
+                .min()
+            else {
+                return;
+            };
+            if t > now {
+                return;
+            }
+            let (_, frame) = self.pending[l as usize].pop_front().expect("a due packet");
+            let shared = Arc::clone(&self.shared);
+            let mut sh = lock(&shared);
+            let packet = sh.net.links[l as usize].pop_arrival();
+            let at = sh.net.links[l as usize].to;
+            if at == packet.dst {
+                drop(sh);
+                self.deliver(at, t, &frame);
+            } else {
+                let next = sh.net.route(at, packet.dst);
+                self.admit(&mut sh, next, t, packet, frame);
+            }
+        }
+    }
+
+    fn deliver(&mut self, node: NodeId, due: Time, frame: &[u8]) {
+        let Some((fd, _)) = self.out[node as usize] else {
+            self.report.foreign_packets += 1;
+            return;
+        };
+        let late = self.now().saturating_since(due).as_nanos();
+        // SAFETY: writing a live buffer of its length to a descriptor the emulator holds.
+        let rc = unsafe { libc::write(fd, frame.as_ptr().cast(), frame.len()) };
+        if rc < 0 {
+            self.report.write_errors += 1;
+        } else {
+            self.report.delivered_packets += 1;
+            self.report.lateness.record(late);
+        }
+    }
+
+    /// Offers a packet to `link` at `at` (its arrival there).
+    fn admit(&mut self, sh: &mut Shared, link: LinkId, at: Time, packet: Packet, frame: Box<[u8]>) {
+        sh.marks_until(link, at);
+        self.seq += 1;
+        match sh.net.links[link as usize].enqueue(at, packet, self.seq) {
+            Admission::Scheduled { arrival, .. } => {
+                self.pending[link as usize].push_back((arrival, frame))
+            }
+            Admission::Dropped => self.report.dropped_packets += 1,
+            Admission::Lost => self.report.lost_packets += 1,
+        }
+        if sh.recorder.samples_every_packet(link) {
+            let Shared { net, recorder, .. } = sh;
+            recorder.record_queue(at, link, &mut net.links[link as usize]);
+        }
+    }
+
+    /// A packet read from host `src` at `at`.
+    fn ingress(&mut self, src: NodeId, bytes: &[u8], at: Time) {
+        let dst = ipv4_destination(bytes).and_then(|a| self.by_addr.get(&a).copied());
+        let Some(dst) = dst.filter(|d| self.out[*d as usize].is_some_and(|(_, s)| s != self.index))
+        else {
+            self.report.foreign_packets += 1;
+            return;
+        };
+        let packet = Packet {
+            flow: 0,
+            src,
+            dst,
+            // The link serializes the whole IP packet.
+            wire_bytes: bytes.len() as u32,
+            kind: PacketKind::Datagram,
+            seq: 0,
+            rwnd_segments: 0,
+            ts: at,
+            sack: SackBlocks::default(),
+        };
+        let shared = Arc::clone(&self.shared);
+        let mut sh = lock(&shared);
+        let first = sh.net.route(src, dst);
+        self.admit(&mut sh, first, at, packet, bytes.into());
+    }
+
+    /// Reads every packet this side's hosts have written, each stamped when it was read.
+    fn read_all(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        for i in 0..self.ports.len() {
+            let (node, fd) = self.ports[i];
+            loop {
+                // SAFETY: reading into a live buffer of its length.
+                let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+                if n < 0 {
+                    let e = io::Error::last_os_error();
+                    match e.kind() {
+                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => break,
+                        _ => return Err(io::Error::new(e.kind(), format!("read: {e}"))),
+                    }
+                }
+                if n == 0 {
+                    break;
+                }
+                let at = self.now();
+                // Everything due before this packet was read leaves first.
+                self.depart_until(at);
+                self.report.read_packets += 1;
+                self.ingress(node, &buf[..n as usize], at);
+            }
+        }
+        Ok(())
+    }
+
+    /// Records the queues of this side's sampled links when a sampling instant has passed (at
+    /// the time it is noticed, which is when the occupancy is exact).
+    fn sample_until(&mut self, now: Time) {
+        let (Some(next), Some(interval)) = (self.next_sample, self.interval) else {
+            return;
+        };
+        if now < next {
+            return;
+        }
+        let shared = Arc::clone(&self.shared);
+        let mut sh = lock(&shared);
+        let Shared { net, recorder, .. } = &mut *sh;
+        for &l in &self.sampled {
+            recorder.record_queue(now, l, &mut net.links[l as usize]);
+        }
+        // The next instant after now, on the interval's grid.
+        let k = now.as_nanos() / interval.as_nanos().max(1) + 1;
+        self.next_sample = Some(Time::from_nanos(k * interval.as_nanos().max(1)));
+    }
+}

@@ -1,0 +1,211 @@
+//! The emulator between socket pairs (no root needed): packets leave at the instants the
+//! simulator's link computes, a DropTail queue drops exactly what overflows, and the queue
+//! series and windows are recorded. Real-time: the tolerances are the timing error allowed.
+
+use startlab_core::measure::recorder::MeasureSpec;
+use startlab_core::measure::Recorder;
+use startlab_core::net::{Discipline, DropTail, Limit, LinkParams, Network, NodeKind};
+use startlab_core::time::{Duration, Time};
+use startlab_core::units::Rate;
+use startlab_emu::clock::monotonic_ns;
+use startlab_emu::{Attachment, Emulator, EmulatorConfig};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+fn socket_pair() -> (OwnedFd, OwnedFd) {
+    let mut fds = [0; 2];
+    // SAFETY: a socket pair into a live array of two descriptors, owned at once.
+    unsafe {
+        assert_eq!(
+            libc::socketpair(libc::AF_UNIX, libc::SOCK_DGRAM, 0, fds.as_mut_ptr()),
+            0
+        );
+        (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
+    }
+}
+
+/// A bare IPv4 header for `dst` padded to `len` bytes.
+fn ipv4(dst: [u8; 4], len: usize, id: u16) -> Vec<u8> {
+    let mut p = vec![0u8; len];
+    p[0] = 0x45;
+    p[2..4].copy_from_slice(&(len as u16).to_be_bytes());
+    p[4..6].copy_from_slice(&id.to_be_bytes());
+    p[16..20].copy_from_slice(&dst);
+    p
+}
+
+fn send(fd: &OwnedFd, p: &[u8]) {
+    // SAFETY: a live buffer of its length.
+    let n = unsafe { libc::write(fd.as_raw_fd(), p.as_ptr().cast(), p.len()) };
+    assert_eq!(n, p.len() as isize);
+}
+
+/// Receives until `count` packets came or `timeout_ns` passed: (monotonic time, packet id).
+/// A blocking receive, so that the time is taken when the packet is handed over (plus one
+/// wake-up).
+fn receive(fd: &OwnedFd, count: usize, timeout_ns: u64) -> Vec<(u64, u16)> {
+    let tv = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 10_000,
+    };
+    // SAFETY: a live timeval of its size.
+    unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            (&tv as *const libc::timeval).cast(),
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        )
+    };
+    let deadline = monotonic_ns() + timeout_ns;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 2048];
+    while got.len() < count && monotonic_ns() < deadline {
+        // SAFETY: a live buffer of its length.
+        let n = unsafe { libc::recv(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+        if n > 0 {
+            got.push((monotonic_ns(), u16::from_be_bytes([buf[4], buf[5]])));
+        }
+    }
+    got
+}
+
+/// Host a (198.18.0.1) → router → host b (198.18.0.2): 8 Mbit/s (1000 B in 1 ms) and 10 ms
+/// to the router with a DropTail queue of `limit` packets, then 1 Gbit/s and 5 ms.
+fn network(limit: u32) -> Network {
+    let mut net = Network::default();
+    let a = net.add_node("a", NodeKind::Host);
+    let b = net.add_node("b", NodeKind::Host);
+    let r = net.add_node("r", NodeKind::Router);
+    let params = |mbps: u64, ms: u64, limit: u32| LinkParams {
+        rate: Rate::from_mbps(mbps),
+        delay: Duration::from_millis(ms),
+        discipline: Discipline::DropTail(DropTail {
+            limit: Limit::Packets(limit),
+        }),
+        loss: 0.0,
+    };
+    net.add_link(a, r, params(8, 10, limit), params(8, 10, limit), "bottleneck", 1);
+    net.add_link(r, b, params(1000, 5, 1000), params(1000, 5, 1000), "", 1);
+    net.compute_routes();
+    net
+}
+
+#[test]
+fn packets_leave_when_the_link_says_and_droptail_drops_the_overflow() {
+    let net = network(3);
+    let end = Time::ZERO + Duration::from_millis(400);
+    let spec = MeasureSpec {
+        interval: None,
+        links: vec![0],
+        windows: vec![(0, Time::ZERO, end)],
+        ..MeasureSpec::default()
+    };
+    let recorder = Recorder::new(spec, net.links.len(), end);
+    let (a_emu, a_host) = socket_pair();
+    let (b_emu, b_host) = socket_pair();
+    let hosts = vec![
+        Attachment {
+            node: 0,
+            addr: "198.18.0.1".parse().unwrap(),
+            fd: a_emu,
+            side: 0,
+        },
+        Attachment {
+            node: 1,
+            addr: "198.18.0.2".parse().unwrap(),
+            fd: b_emu,
+            side: 1,
+        },
+    ];
+    let t0 = monotonic_ns();
+    let emu = Emulator::start(net, recorder, hosts, EmulatorConfig::default(), t0, end).unwrap();
+    // A burst of 10 packets of 1000 B at 50 ms: one is sent at once, three wait, six are dropped.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let sent_at = monotonic_ns();
+    for id in 0..10 {
+        send(&a_host, &ipv4([198, 18, 0, 2], 1000, id));
+    }
+    // A packet to nobody is not forwarded.
+    send(&a_host, &ipv4([10, 0, 0, 1], 100, 99));
+    let got = receive(&b_host, 4, 300_000_000);
+    let report = emu.finish().unwrap();
+    assert_eq!(
+        got.iter().map(|g| g.1).collect::<Vec<_>>(),
+        [0, 1, 2, 3],
+        "{got:?}"
+    );
+    // Packet k arrives after (k + 1) serializations of 1 ms on the first link, 10 ms, 8 µs on
+    // the second and 5 ms: 16.008 + k ms after it was written (+ read and write latency).
+    for (k, &(t, _)) in got.iter().enumerate() {
+        let expected = sent_at + 16_008_000 + k as u64 * 1_000_000;
+        let error = t as i64 - expected as i64;
+        assert!(
+            (-200_000..2_000_000).contains(&error),
+            "packet {k}: {error} ns off"
+        );
+    }
+    // Spacing is the serialization time: exact in the schedule, so within the emulator's and
+    // this receiver's wake-up noise here (the machine may be busy with other tests).
+    for w in got.windows(2) {
+        let gap = (w[1].0 - w[0].0) as i64;
+        assert!((gap - 1_000_000).abs() < 500_000, "gap {gap} ns");
+    }
+    // The emulator's own account: every packet left within 2 ms of its schedule.
+    assert!(report.lateness().max_ns() < 2_000_000);
+    let side = &report.sides[0];
+    assert_eq!(
+        (side.read_packets, side.dropped_packets, side.foreign_packets),
+        (11, 6, 1)
+    );
+    assert_eq!(report.network.links[0].stats.drops, 6);
+    assert_eq!(report.sides[0].delivered_packets, 4);
+    assert_eq!(report.lateness().count(), 4);
+    // A queue row per packet offered to the sampled link; the window saw 4 ms of busy time.
+    let (_, queue, windows) = report.recorder.finish(&report.network);
+    assert_eq!(queue.time_ns.len(), 10);
+    assert_eq!(*queue.queue_packets.iter().max().unwrap(), 3);
+    let u = windows.utilization[0];
+    assert!((u - 4.0 / 400.0).abs() < 1e-9, "{u}");
+}
+
+#[test]
+fn routes_that_share_a_link_in_both_directions_are_refused() {
+    // a - r1 - r2 - b, with x at r1 and y at r2: side 0 is {a, y}, side 1 is {b, x}. y → x and
+    // b → a both cross r2→r1, so one link would be offered packets by both threads.
+    let mut net = Network::default();
+    let host = |net: &mut Network, n: &str| net.add_node(n, NodeKind::Host);
+    let (a, b, x, y) = (
+        host(&mut net, "a"),
+        host(&mut net, "b"),
+        host(&mut net, "x"),
+        host(&mut net, "y"),
+    );
+    let r1 = net.add_node("r1", NodeKind::Router);
+    let r2 = net.add_node("r2", NodeKind::Router);
+    let p = || LinkParams {
+        rate: Rate::from_mbps(10),
+        delay: Duration::from_millis(1),
+        discipline: Discipline::DropTail(DropTail {
+            limit: Limit::Packets(10),
+        }),
+        loss: 0.0,
+    };
+    for (u, v) in [(a, r1), (r1, r2), (r2, b), (x, r1), (y, r2)] {
+        net.add_link(u, v, p(), p(), "", 1);
+    }
+    net.compute_routes();
+    let end = Time::ZERO + Duration::from_millis(10);
+    let recorder = Recorder::new(MeasureSpec::default(), net.links.len(), end);
+    let attach = |node, side, i: u8| Attachment {
+        node,
+        addr: std::net::Ipv4Addr::new(198, 18, 0, i),
+        fd: socket_pair().0,
+        side,
+    };
+    let hosts = vec![attach(a, 0, 1), attach(y, 0, 2), attach(b, 1, 3), attach(x, 1, 4)];
+    let err = Emulator::start(net, recorder, hosts, EmulatorConfig::default(), monotonic_ns(), end)
+        .err()
+        .expect("refused");
+    assert!(err.to_string().starts_with("link r2->r1 is on routes of both sides"), "{err}");
+}
