@@ -9,12 +9,18 @@
 //!   of the run's own;
 //! - [`tcpinfo`]: a connection's `TCP_INFO` counters; [`counters`]: a namespace's `nstat` counters;
 //! - [`series`]: trace records turned into the flow series and the slow-start exit;
-//! - [`traffic`]: TCP connections between hosts in namespaces, on the monotonic clock.
+//! - [`traffic`]: TCP connections between hosts in namespaces, on the monotonic clock;
+//! - [`testbed`]: the scenario's hosts as namespaces joined to the link emulator
+//!   (`startlab-emu`) by TUN devices; [`guard`]: one run at a time, global settings restored;
+//! - [`run`]: all of it in order, ending in the simulator's tables.
 
 pub mod counters;
+pub mod guard;
 pub mod plan;
+pub mod run;
 pub mod series;
 pub mod tables;
 pub mod tcpinfo;
+pub mod testbed;
 pub mod trace;
 pub mod traffic;

@@ -74,7 +74,7 @@ pub struct CubicModule {
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelPlan {
     pub connections: Vec<Connection>,
-    /// Per flow entry: its hosts' TCP settings.
+    /// Per flow entry (indexed like `flows`): its hosts' TCP settings.
     pub tcp: Vec<HostTcp>,
     pub cubic: Option<CubicModule>,
     /// What Linux does differently from the scenario's TCP, whatever it says.

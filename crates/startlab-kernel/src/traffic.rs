@@ -33,11 +33,23 @@ pub fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// Sleeps until `CLOCK_MONOTONIC` reaches `deadline_ns`.
+/// Set (by a signal handler, or by a caller that was interrupted) to end every connection of
+/// the run now: senders stop sending, receivers stop waiting, sleeps return.
+pub static ABORT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the run was told to end now.
+pub fn aborted() -> bool {
+    ABORT.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Sleeps until `CLOCK_MONOTONIC` reaches `deadline_ns`, or the run is aborted.
 pub fn sleep_until(deadline_ns: u64) {
-    let now = monotonic_ns();
-    if deadline_ns > now {
-        std::thread::sleep(Duration::from_nanos(deadline_ns - now));
+    loop {
+        let now = monotonic_ns();
+        if deadline_ns <= now || aborted() {
+            return;
+        }
+        std::thread::sleep(Duration::from_nanos((deadline_ns - now).min(10_000_000)));
     }
 }
 
@@ -196,7 +208,7 @@ fn receiver(job: &TcpJob) -> io::Result<std::thread::JoinHandle<io::Result<u64>>
             match listener.accept() {
                 Ok((c, _)) => break c,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if monotonic_ns() > deadline {
+                    if monotonic_ns() > deadline || aborted() {
                         return Ok(0);
                     }
                     std::thread::sleep(Duration::from_millis(1));
@@ -213,7 +225,7 @@ fn receiver(job: &TcpJob) -> io::Result<std::thread::JoinHandle<io::Result<u64>>
                 Ok(0) => return Ok(total),
                 Ok(k) => total += k as u64,
                 Err(e) if retry(&e) => {
-                    if monotonic_ns() > deadline {
+                    if monotonic_ns() > deadline || aborted() {
                         return Ok(total);
                     }
                 }
@@ -238,6 +250,10 @@ fn sender(job: &TcpJob) -> TcpOutcome {
         return out;
     }
     sleep_until(job.start_ns);
+    if aborted() {
+        out.error = Some("the run was interrupted".into());
+        return out;
+    }
     out.opened_ns = monotonic_ns();
     let local = SocketAddrV4::new(job.src.addr, job.src_port);
     let remote = SocketAddrV4::new(job.dst.addr, job.dst_port);
@@ -254,7 +270,7 @@ fn sender(job: &TcpJob) -> TcpOutcome {
     let chunk = vec![0x5au8; CHUNK];
     let mut sent = 0u64;
     let limit = job.bytes.unwrap_or(u64::MAX);
-    while sent < limit && monotonic_ns() < job.stop_ns {
+    while sent < limit && monotonic_ns() < job.stop_ns && !aborted() {
         let n = (limit - sent).min(CHUNK as u64) as usize;
         match s.write(&chunk[..n]) {
             Ok(k) => sent += k as u64,
@@ -267,7 +283,7 @@ fn sender(job: &TcpJob) -> TcpOutcome {
     }
     // A finite flow completes when its last byte is acknowledged.
     if job.bytes.is_some() && sent == limit {
-        while monotonic_ns() < job.stop_ns {
+        while monotonic_ns() < job.stop_ns && !aborted() {
             match tcp_info(&s) {
                 Ok((info, _)) if info.unacked == 0 && info.notsent_bytes == 0 => {
                     out.completed_ns = Some(monotonic_ns());

@@ -1,0 +1,397 @@
+//! `startlab kernel run`: a resolved scenario on Linux's own TCP, end to end.
+//!
+//! The steps, in order: check the machine ([`preflight`]); plan the scenario for the kernel
+//! ([`crate::plan`]) and lay it out on hosts and routes ([`crate::testbed::layout`]), refusing
+//! by field what the kernel cannot honour, before anything is created; take the machine's run
+//! lock and remove what killed runs left; set the global `tcp_cubic` parameters the plan needs
+//! (restored afterwards); build the namespaces and TUN devices; start the trace and the link
+//! emulator; run the connections at their times; and turn the trace, the connections'
+//! `TCP_INFO` and the emulator's links into the simulator's tables. Everything created is
+//! removed when this function returns, whether it succeeds, fails or is interrupted.
+
+use crate::counters::{hystart_between, netstat};
+use crate::guard::{RunLock, LOCK_FILE};
+use crate::plan::{plan, KernelPlan};
+use crate::series::HystartCounts;
+use crate::tables::{tables, RunFacts};
+use crate::testbed;
+use crate::trace::{self, Tracefs, Tracer};
+use crate::traffic::{aborted, monotonic_ns, run_tcp, sleep_until, TcpJob, TcpOutcome};
+use startlab_core::measure::recorder::link_summaries;
+use startlab_core::measure::{jain_index, Recorder, Report, RunStats};
+use startlab_core::scenario::{ResolvedScenario, ScenarioError};
+use startlab_emu::{Attachment, Emulator, EmulatorConfig, EmulatorReport};
+use std::fmt;
+use std::path::Path;
+
+/// Why a kernel run did not happen or did not finish.
+#[derive(Debug)]
+pub enum KernelError {
+    /// A field of the scenario the kernel cannot honour (exit status 2).
+    Refused(ScenarioError),
+    /// The machine cannot run the kernel world, or another run holds it (exit status 2).
+    Unavailable(String),
+    /// The run was interrupted (Ctrl-C, SIGTERM); everything it created is removed.
+    Interrupted,
+    /// Something failed while running.
+    Failed(String),
+}
+
+impl fmt::Display for KernelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KernelError::Refused(e) => write!(f, "{e}"),
+            KernelError::Unavailable(m) | KernelError::Failed(m) => f.write_str(m),
+            KernelError::Interrupted => f.write_str("the kernel run was interrupted"),
+        }
+    }
+}
+
+impl std::error::Error for KernelError {}
+
+fn failed(what: &str) -> impl FnOnce(std::io::Error) -> KernelError + '_ {
+    move |e| KernelError::Failed(format!("{what}: {e}"))
+}
+
+/// What this machine must have for the kernel world, or what it lacks.
+pub fn preflight() -> Result<(), KernelError> {
+    let missing = |m: String| Err(KernelError::Unavailable(m));
+    // SAFETY: no arguments, no side effects.
+    if unsafe { libc::geteuid() } != 0 {
+        return missing("the kernel world needs root (network namespaces, TUN devices, tracefs, module parameters)".into());
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        return missing("/dev/net/tun is missing: this kernel has no TUN devices (CONFIG_TUN)".into());
+    }
+    if std::process::Command::new("ip").arg("-V").output().is_err() {
+        return missing("the `ip` command (iproute2) is not installed".into());
+    }
+    if available_controls().is_empty() {
+        return missing("/proc/sys/net/ipv4/tcp_available_congestion_control is not readable".into());
+    }
+    Ok(())
+}
+
+/// The congestion controls this kernel has now (built in, loaded, or registered `struct_ops`).
+pub fn available_controls() -> Vec<String> {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+/// `uname -r`.
+pub fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// What only the kernel world has, written beside the tables.
+#[derive(Clone, Debug, Default)]
+pub struct KernelFacts {
+    pub kernel_release: String,
+    /// What Linux does whatever the scenario says ([`KernelPlan::differences`]).
+    pub differences: Vec<String>,
+    /// Per connection, in flow order.
+    pub connections: Vec<ConnectionFacts>,
+    pub emulator: EmulatorFacts,
+    /// Trace events lost to full buffers (0 in a good run).
+    pub trace_overruns: u64,
+    /// The global settings changed for the run and restored after it: (setting, value used).
+    pub global_settings: Vec<(String, String)>,
+    /// What killed runs had left and this run removed or restored.
+    pub cleaned: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ConnectionFacts {
+    pub flow: u32,
+    /// The kernel's congestion control.
+    pub cc: String,
+    /// Linux's internal pacing was asked for (`tcp.pacing = "linux"`).
+    pub paced: bool,
+    /// `TCP_INFO` at the end: the time the connection was limited by the receiver's window and
+    /// by its send buffer (ns), its last cwnd and ssthresh (segments).
+    pub rwnd_limited_ns: u64,
+    pub sndbuf_limited_ns: u64,
+    pub final_cwnd: u32,
+    pub final_ssthresh: u32,
+    pub pacing_rate_bps: f64,
+}
+
+/// The emulator's own accuracy over the run.
+#[derive(Clone, Debug, Default)]
+pub struct EmulatorFacts {
+    pub packets: u64,
+    pub lateness_mean_ns: f64,
+    pub lateness_p50_ns: u64,
+    pub lateness_p99_ns: u64,
+    pub lateness_p999_ns: u64,
+    pub lateness_max_ns: u64,
+    /// Packets that left 1 ms or more after their schedule.
+    pub late_1ms_packets: u64,
+    /// Hypervisor steal over the run, summed over CPUs.
+    pub steal_ns: Option<u64>,
+    pub wake_latency_held: bool,
+    /// Packets that were not IPv4 between the two sides (dropped), and failed writes.
+    pub foreign_packets: u64,
+    pub write_errors: u64,
+}
+
+impl EmulatorFacts {
+    pub fn of(report: &EmulatorReport) -> EmulatorFacts {
+        let l = report.lateness();
+        EmulatorFacts {
+            packets: l.count(),
+            lateness_mean_ns: l.mean_ns(),
+            lateness_p50_ns: l.quantile_ns(0.5),
+            lateness_p99_ns: l.quantile_ns(0.99),
+            lateness_p999_ns: l.quantile_ns(0.999),
+            lateness_max_ns: l.max_ns(),
+            late_1ms_packets: l.at_least(1_000_000),
+            steal_ns: report.steal_ns,
+            wake_latency_held: report.wake_latency_held,
+            foreign_packets: report.sides.iter().map(|s| s.foreign_packets).sum(),
+            write_errors: report.sides.iter().map(|s| s.write_errors).sum(),
+        }
+    }
+}
+
+/// A finished kernel run: the simulator's tables and what only the kernel world has.
+pub struct KernelRun {
+    pub report: Report,
+    pub facts: KernelFacts,
+}
+
+/// The `tcp_cubic` module parameters of a plan, as (file, value).
+fn cubic_settings(p: &KernelPlan) -> Vec<(String, String)> {
+    let Some(m) = &p.cubic else {
+        return Vec::new();
+    };
+    [
+        ("hystart", m.hystart),
+        ("hystart_detect", m.hystart_detect),
+        ("hystart_low_window", m.hystart_low_window),
+        ("hystart_ack_delta_us", m.hystart_ack_delta_us),
+        ("fast_convergence", m.fast_convergence),
+        ("tcp_friendliness", m.tcp_friendliness),
+        ("beta", m.beta),
+    ]
+    .into_iter()
+    .map(|(k, v)| (format!("/sys/module/tcp_cubic/parameters/{k}"), v.to_string()))
+    .collect()
+}
+
+/// How long before the run's time 0 the testbed is built and the trace started.
+const LEAD_NS: u64 = 300_000_000;
+
+/// Runs `s` on the kernel. Refusals come before anything is created.
+pub fn run(s: &ResolvedScenario, config: EmulatorConfig) -> Result<KernelRun, KernelError> {
+    preflight()?;
+    let available = available_controls();
+    let plan = plan(s, &available).map_err(KernelError::Refused)?;
+    let layout = testbed::layout(&s.network, &plan).map_err(KernelError::Refused)?;
+    if plan.connections.len() > 20_000 {
+        return Err(KernelError::Refused(ScenarioError {
+            path: "flows".into(),
+            message: format!(
+                "{} connections: the kernel world runs at most 20000 in one run",
+                plan.connections.len()
+            ),
+        }));
+    }
+    let (mut lock, restored) =
+        RunLock::acquire(Path::new(LOCK_FILE)).map_err(|e| KernelError::Unavailable(e.to_string()))?;
+    let mut facts = KernelFacts {
+        kernel_release: kernel_release(),
+        differences: plan.differences.clone(),
+        ..KernelFacts::default()
+    };
+    facts.cleaned.extend(
+        restored
+            .into_iter()
+            .map(|(p, v)| format!("restored {} = {v}", p.display())),
+    );
+    facts.cleaned.extend(
+        testbed::remove_stale()
+            .into_iter()
+            .map(|n| format!("namespace {n}")),
+    );
+    let tracefs = Tracefs::ensure().map_err(failed("tracefs"))?;
+    facts.cleaned.extend(
+        trace::remove_stale(&tracefs.root)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|n| format!("trace instance {n}")),
+    );
+    for (path, value) in cubic_settings(&plan) {
+        lock.set_global(Path::new(&path), &value)
+            .map_err(failed("tcp_cubic parameters"))?;
+        facts.global_settings.push((path, value));
+    }
+    let (bed, fds) = testbed::build(&s.network, &layout).map_err(failed("testbed"))?;
+    let host = |name: &str| {
+        bed.hosts
+            .iter()
+            .find(|h| h.host.name == name)
+            .expect("every connection's host is in the testbed")
+    };
+    // Ports: the hosts are the run's own, so fixed numbers cannot clash with anything; the
+    // trace (global to the machine) is filtered on the senders' ports and the run lock keeps
+    // other runs away.
+    let src_port = |flow: u32| 20_000 + flow as u16;
+    let ports: Vec<u16> = plan.connections.iter().map(|c| src_port(c.flow)).collect();
+    let mut tracer = Tracer::start(&tracefs.root, "run", &ports, 16_384).map_err(failed("trace"))?;
+    let attachments: Vec<Attachment> = bed
+        .hosts
+        .iter()
+        .zip(fds)
+        .map(|(h, fd)| Attachment {
+            node: h.node,
+            addr: h.host.addr,
+            fd,
+            side: h.side,
+        })
+        .collect();
+    let counters_before: Vec<_> = plan
+        .connections
+        .iter()
+        .map(|c| netstat(&host(&c.src).host).ok())
+        .collect();
+    let t0 = monotonic_ns() + LEAD_NS;
+    let recorder = Recorder::new(s.measure.clone(), s.network.links.len(), s.end());
+    let emulator = Emulator::start(
+        s.network.clone(),
+        recorder,
+        attachments,
+        config,
+        t0,
+        s.end(),
+    )
+    .map_err(failed("link emulator"))?;
+    let jobs: Vec<TcpJob> = plan
+        .connections
+        .iter()
+        .map(|c| TcpJob {
+            flow: c.flow,
+            src: host(&c.src).host.clone(),
+            dst: host(&c.dst).host.clone(),
+            src_port: src_port(c.flow),
+            dst_port: 5001 + (c.flow % 15_000) as u16,
+            cc: c.cc.clone(),
+            start_ns: t0 + c.start.as_nanos(),
+            stop_ns: t0 + c.stop.as_nanos(),
+            bytes: c.bytes,
+        })
+        .collect();
+    let outcomes = run_tcp(&jobs);
+    sleep_until(t0 + s.duration.as_nanos());
+    let emulated = emulator.finish().map_err(failed("link emulator"))?;
+    let records = tracer.records().map_err(failed("trace"))?;
+    facts.trace_overruns = tracer.overruns().unwrap_or(0);
+    drop(tracer);
+    if aborted() {
+        return Err(KernelError::Interrupted);
+    }
+    if let Some(e) = outcomes.iter().find_map(|o| o.error.clone()) {
+        return Err(KernelError::Failed(format!("a connection failed: {e}")));
+    }
+    if let Some(e) = emulated.sides.iter().find_map(|s| s.error.clone()) {
+        return Err(KernelError::Failed(format!("the link emulator stopped: {e}")));
+    }
+    // HyStart's detections per connection, when it was alone in its sender's namespace.
+    let hystart: Vec<Option<HystartCounts>> = plan
+        .connections
+        .iter()
+        .zip(&counters_before)
+        .map(|(c, before)| {
+            let alone = plan.connections.iter().filter(|o| o.src == c.src).count() == 1;
+            let after = netstat(&host(&c.src).host).ok();
+            match (alone, before, after) {
+                (true, Some(b), Some(a)) => Some(hystart_between(b, &a)),
+                _ => None,
+            }
+        })
+        .collect();
+    drop(bed);
+    let report = assemble(s, &plan, &outcomes, &ports, t0, &hystart, &records, emulated, &mut facts);
+    Ok(KernelRun { report, facts })
+}
+
+/// The simulator's tables of a kernel run.
+#[allow(clippy::too_many_arguments)]
+fn assemble(
+    s: &ResolvedScenario,
+    plan: &KernelPlan,
+    outcomes: &[TcpOutcome],
+    ports: &[u16],
+    t0: u64,
+    hystart: &[Option<HystartCounts>],
+    records: &trace::Records,
+    emulated: EmulatorReport,
+    facts: &mut KernelFacts,
+) -> Report {
+    let end_ns = t0 + s.duration.as_nanos();
+    let (flow_series, flows) = tables(
+        &RunFacts {
+            connections: &plan.connections,
+            outcomes,
+            ports,
+            start_ns: t0,
+            end_ns,
+            hystart,
+        },
+        records,
+    );
+    facts.emulator = EmulatorFacts::of(&emulated);
+    facts.connections = plan
+        .connections
+        .iter()
+        .zip(outcomes)
+        .map(|(c, o)| ConnectionFacts {
+            flow: c.flow,
+            cc: c.cc.clone(),
+            paced: c.paced,
+            rwnd_limited_ns: o.info.rwnd_limited,
+            sndbuf_limited_ns: o.info.sndbuf_limited,
+            final_cwnd: o.info.snd_cwnd,
+            final_ssthresh: o.info.snd_ssthresh,
+            pacing_rate_bps: o.info.pacing_rate as f64 * 8.0,
+        })
+        .collect();
+    let read: u64 = emulated.sides.iter().map(|x| x.read_packets).sum();
+    let delivered: u64 = emulated.sides.iter().map(|x| x.delivered_packets).sum();
+    let dropped: u64 = emulated
+        .sides
+        .iter()
+        .map(|x| x.dropped_packets + x.lost_packets + x.foreign_packets)
+        .sum();
+    let EmulatorReport {
+        mut network,
+        recorder,
+        ..
+    } = emulated;
+    let (_, queue_series, windows) = recorder.finish(&network);
+    let links = link_summaries(&mut network, s.end());
+    let goodputs = flows.goodput_bps.clone();
+    let stats = RunStats {
+        events: read,
+        packets_forwarded: links.forwarded_packets.iter().sum(),
+        sim_time_ns: s.duration.as_nanos(),
+        packets_created: read,
+        packets_delivered: delivered,
+        packets_dropped: dropped,
+        packets_in_network: read.saturating_sub(delivered + dropped),
+        jain_index: Some(jain_index(&goodputs)).filter(|x| x.is_finite()),
+    };
+    Report {
+        flow_series,
+        queue_series,
+        flows,
+        links,
+        windows,
+        stats,
+    }
+}
