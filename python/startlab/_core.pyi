@@ -5,7 +5,7 @@ text (the JSON form of the TOML document described in ``docs/scenario.md``) and 
 back as raw columns, which :mod:`startlab.result` turns into polars DataFrames.
 """
 
-from typing import Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 Dtype = Literal["f64", "i64", "u64", "u32", "u8"]
 """Element type of a numeric column; the data is little-endian."""
@@ -43,6 +43,8 @@ class RunOutput(TypedDict):
     stats: Stats
     warnings: list[str]
     """What the scenario probably does not mean: ``"<dotted.path>: <why>"``."""
+    kernel: NotRequired[dict[str, Any]]
+    """Only from :func:`kernel_run`: what only the kernel world has."""
 
 class ColumnInfo(TypedDict):
     name: str
@@ -132,3 +134,20 @@ def phase_names() -> list[str]:
 
 def algorithms() -> list[AlgorithmInfo]:
     """Every congestion-control and slow-start algorithm the core implements."""
+
+class KernelUnavailable(Exception):
+    """The machine cannot run the kernel world now."""
+
+def kernel_run(
+    scenario_json: str, realtime_priority: int | None = 50, spin_us: int = 30
+) -> RunOutput:
+    """Run a scenario on the kernel's TCP over the link emulator (root only)."""
+
+def kernel_plan(scenario_json: str) -> list[str]:
+    """Check a scenario against the kernel; returns Linux's intrinsic differences."""
+
+def kernel_preflight() -> str | None:
+    """What the machine lacks for the kernel world, or ``None``."""
+
+def kernel_clean() -> list[str]:
+    """Remove what killed kernel runs left; returns what was removed."""

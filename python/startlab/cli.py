@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 import polars as pl
 
@@ -49,8 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if args.command is None:
             raise UsageError(
-                "no command given: use run, validate, plot, sweep, reproduce, algorithms or schema "
-                "(see --help)"
+                "no command given: use run, validate, plot, sweep, reproduce, algorithms, schema, "
+                "kernel or compare (see --help)"
             )
         status: int = args.handler(args)
         return status
@@ -251,6 +251,77 @@ def _parser() -> _Parser:
         "whether it can be null and its meaning (docs/tables.md is this text).",
     )
     p.set_defaults(command="schema", handler=_schema)
+
+    def kernel_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--no-realtime",
+            action="store_true",
+            help="run the link emulator's threads under the normal scheduler instead of "
+            "SCHED_FIFO (packets then leave later: see docs/kernel.md)",
+        )
+
+    p = commands.add_parser(
+        "kernel",
+        help="run scenarios on Linux's own TCP over an emulated bottleneck (root)",
+        description="The kernel world (docs/kernel.md): the scenario's hosts as network "
+        "namespaces joined by a link emulator, Linux's TCP between them.",
+    )
+    kernel_commands = p.add_subparsers(
+        title="commands", metavar="COMMAND", parser_class=_Parser, required=True
+    )
+    k = kernel_commands.add_parser(
+        "run",
+        help="run a scenario on the kernel and write its results",
+        description="Run SCENARIO on Linux's TCP between network namespaces over the link "
+        "emulator, in real time, and write into DIR the same files as 'startlab run' "
+        "(summary.json also has the kernel's facts: release, emulator lateness, TCP_INFO). "
+        "Needs root; fields the kernel cannot honour are refused before anything is created.",
+    )
+    k.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file (docs/scenario.md)")
+    k.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
+    overrides(k)
+    k.add_argument(
+        "--force", action="store_true", help="replace DIR if it exists (after the run succeeded)"
+    )
+    k.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    strict(k)
+    kernel_options(k)
+    k.set_defaults(command="kernel run", handler=_kernel_run)
+    k = kernel_commands.add_parser(
+        "check",
+        help="check that the kernel can run a scenario as written",
+        description="Check SCENARIO against what the kernel world can honour, without running "
+        "it, and list what Linux does whatever the scenario says.",
+    )
+    k.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file (docs/scenario.md)")
+    overrides(k)
+    k.set_defaults(command="kernel check", handler=_kernel_check)
+    k = kernel_commands.add_parser(
+        "clean",
+        help="remove what killed kernel runs left behind",
+        description="Remove the namespaces and trace instances of kernel runs whose process is "
+        "gone, and restore module parameters they changed. Every run does this when it starts.",
+    )
+    k.set_defaults(command="kernel clean", handler=_kernel_clean)
+
+    p = commands.add_parser(
+        "compare",
+        help="run a scenario in the simulator and on the kernel, side by side (root)",
+        description="Run SCENARIO in both worlds and write into DIR: simulator/ and kernel/ "
+        "(run directories), differences.md and differences.parquet (slow-start exit, "
+        "goodput, retransmissions, timeouts, utilization, drops), and cwnd.png and queue.png "
+        "with both worlds overlaid.",
+    )
+    p.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file (docs/scenario.md)")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
+    overrides(p)
+    p.add_argument(
+        "--force", action="store_true", help="replace DIR if it exists (after the runs succeeded)"
+    )
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    strict(p)
+    kernel_options(p)
+    p.set_defaults(command="compare", handler=_compare)
     return parser
 
 
@@ -293,7 +364,11 @@ def _check_output(out: Path, *, force: bool) -> None:
         raise UsageError(f"{out}: directory exists and is not empty (use --force to replace it)")
 
 
-def _write_atomically(result: Result, out: Path, *, force: bool, plots: bool) -> None:
+class _Writable(Protocol):
+    def write(self, directory: str | os.PathLike[str], *, plots: bool = True) -> list[Path]: ...
+
+
+def _write_atomically(result: _Writable, out: Path, *, force: bool, plots: bool) -> None:
     """Write into a temporary sibling of ``out`` and rename it into place at the end, so that
     ``out`` is either absent, the old directory or the complete new one."""
     parent = out.absolute().parent
@@ -412,6 +487,100 @@ def _stats_line(result: Result) -> str:
         f"{stats.get('events', 0):,} events, {stats.get('packets_forwarded', 0):,} packets "
         f"forwarded, {sim_s:g} s simulated in {wall_s:.2f} s{speed}{fairness}"
     )
+
+
+# -- the kernel world ----------------------------------------------------------------------------
+
+
+def _kernel_call(call: Any) -> Any:
+    """Run a kernel-world call; a machine that cannot run it is bad input (exit status 2)."""
+    from startlab import kernel
+
+    try:
+        return call()
+    except kernel.KernelUnavailable as e:
+        raise UsageError(f"the kernel world is unavailable: {e}") from None
+
+
+def _kernel_run(args: argparse.Namespace) -> int:
+    from startlab import kernel
+
+    scenario = Scenario.load(args.scenario, overrides=args.overrides)
+    _warn(scenario.describe()["warnings"], strict=args.strict)
+    kernel.check(scenario)
+    out = Path(args.output)
+    _check_output(out, force=args.force)
+    with _terminate_as_exit():
+        result = _kernel_call(
+            lambda: kernel.run(scenario, realtime_priority=None if args.no_realtime else 50)
+        )
+        _write_atomically(result, out, force=args.force, plots=not args.no_plots)
+    print(_flow_table(result, out))
+    print(_kernel_line(result))
+    print(f"wrote {out}/: {', '.join(sorted(p.name for p in out.iterdir()))}")
+    return 0
+
+
+def _kernel_line(result: Result) -> str:
+    facts = result.kernel
+    emu = facts.get("emulator", {})
+    steal = emu.get("steal_ns")
+    return (
+        f"Linux {facts.get('kernel_release', '?')}: {emu.get('packets', 0):,} packets emulated, "
+        f"late by p50 {emu.get('lateness_p50_ns', 0) / 1e3:.0f} µs, "
+        f"p99 {emu.get('lateness_p99_ns', 0) / 1e3:.0f} µs, "
+        f"max {emu.get('lateness_max_ns', 0) / 1e3:.0f} µs; "
+        f"{emu.get('late_1ms_packets', 0):,} packets 1 ms late or more; hypervisor steal "
+        + ("unknown" if steal is None else f"{steal / 1e6:.0f} ms")
+        + f"; {result.stats.get('wall_time_s', 0.0):.1f} s"
+    )
+
+
+def _kernel_check(args: argparse.Namespace) -> int:
+    from startlab import kernel
+
+    scenario = Scenario.load(args.scenario, overrides=args.overrides)
+    differences = kernel.check(scenario)
+    missing = kernel.preflight()
+    print(f"ok: the kernel world can run {args.scenario}")
+    if missing:
+        print(f"but not on this machine now: {missing}")
+    print("What Linux does whatever the scenario says:")
+    for d in differences:
+        print(f"  - {d}")
+    return 0
+
+
+def _kernel_clean(args: argparse.Namespace) -> int:
+    from startlab import kernel
+
+    removed = _kernel_call(kernel.clean)
+    for r in removed:
+        print(f"removed {r}")
+    print(f"{len(removed)} left-overs of killed runs removed" if removed else "nothing to remove")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from startlab import compare as comparing
+    from startlab import kernel
+
+    scenario = Scenario.load(args.scenario, overrides=args.overrides)
+    _warn(scenario.describe()["warnings"], strict=args.strict)
+    kernel.check(scenario)
+    out = Path(args.output)
+    _check_output(out, force=args.force)
+    with _terminate_as_exit():
+        comparison = _kernel_call(
+            lambda: comparing.compare(
+                scenario, realtime_priority=None if args.no_realtime else 50
+            )
+        )
+        _write_atomically(comparison, out, force=args.force, plots=not args.no_plots)
+    print(comparing.markdown(comparison.differences), end="")
+    print(_kernel_line(comparison.kernel))
+    print(f"wrote {out}/: {', '.join(sorted(p.name for p in out.iterdir()))}")
+    return 0
 
 
 # -- validate ------------------------------------------------------------------------------------

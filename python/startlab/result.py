@@ -99,12 +99,7 @@ def run(
     is always taken as a path). ``overrides`` are ``"dotted.path=value"`` assignments, as for
     :meth:`Scenario.with_overrides`. Raises :class:`ScenarioError` if the scenario is invalid.
     """
-    if isinstance(scenario, Scenario):
-        checked = scenario.with_overrides(overrides) if overrides else scenario
-    elif isinstance(scenario, Mapping):
-        checked = Scenario.from_dict(scenario, overrides=overrides)
-    else:
-        checked = Scenario.load(scenario, overrides=overrides)
+    checked = Scenario.of(scenario, overrides=overrides)
     try:
         output = _core.run(checked.to_json())
     except ValueError as e:
@@ -148,6 +143,14 @@ class Result:
     """The exact utilization windows requested by ``[[measure.window]]``."""
     phase_names: tuple[str, ...] = field(default=())
     """The categories of ``flow_series["phase"]``."""
+    world: str = "simulator"
+    """Where the run happened: ``"simulator"``, or ``"kernel"`` (Linux's TCP over the link
+    emulator, :mod:`startlab.kernel`)."""
+    kernel: dict[str, Any] = field(default_factory=dict)
+    """What only a kernel run has: the kernel release, the emulator's timing error (lateness
+    percentiles, hypervisor steal), each connection's final ``TCP_INFO`` figures, the global
+    settings used and restored, and what Linux does whatever the scenario says. Empty for a
+    simulation."""
     warnings: tuple[str, ...] = field(default=())
     """What the scenario probably does not mean (``"<dotted.path>: <why>"``): an access link
     no faster than the bottleneck, a buffer of a few packets, a run of a few RTTs, a slow
@@ -170,6 +173,8 @@ class Result:
             windows=_with_seconds(tables["windows"], "from", "to"),
             phase_names=names,
             warnings=tuple(output["warnings"]),
+            world="kernel" if "kernel" in output else "simulator",
+            kernel=dict(output.get("kernel", {})),
         )
 
     @classmethod
@@ -196,7 +201,15 @@ class Result:
         warnings = tuple(summary.get("warnings", ()))
         phase = frames["flow_series"].schema.get("phase")
         names = tuple(phase.categories) if isinstance(phase, pl.Enum) else ()
-        return cls(scenario=scenario, stats=stats, phase_names=names, warnings=warnings, **frames)
+        return cls(
+            scenario=scenario,
+            stats=stats,
+            phase_names=names,
+            warnings=warnings,
+            world=str(summary.get("world", "simulator")),
+            kernel=dict(summary.get("kernel", {})),
+            **frames,
+        )
 
     # -- analysis -----------------------------------------------------------------------------
 
@@ -306,11 +319,13 @@ class Result:
                 "name": self.name,
                 "seed": self.scenario.get("seed"),
                 "startlab_version": _core.version(),
+                "world": self.world,
                 "stats": self.stats,
                 "warnings": list(self.warnings),
                 "flows": self.flows.to_dicts(),
                 "links": self.links.to_dicts(),
                 "windows": self.windows.to_dicts(),
+                **({"kernel": self.kernel} if self.kernel else {}),
             }
         )
         return summary

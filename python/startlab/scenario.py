@@ -119,6 +119,21 @@ class Scenario:
             )
         return cls(_apply_overrides(copy.deepcopy(dict(document)), overrides))
 
+    @classmethod
+    def of(
+        cls,
+        scenario: Scenario | Mapping[str, Any] | str | os.PathLike[str],
+        *,
+        overrides: Iterable[str] = (),
+    ) -> Scenario:
+        """A :class:`Scenario`, a document dict or the path of a TOML file (a ``str`` is always
+        a path) as a checked Scenario, with ``overrides`` applied."""
+        if isinstance(scenario, Scenario):
+            return scenario.with_overrides(overrides) if overrides else scenario
+        if isinstance(scenario, Mapping):
+            return cls.from_dict(scenario, overrides=overrides)
+        return cls.load(scenario, overrides=overrides)
+
     def with_overrides(self, overrides: Iterable[str]) -> Scenario:
         """Return a copy with ``"dotted.path=value"`` assignments applied.
 

@@ -160,6 +160,8 @@ LAYERS = [
     ["startlab.sweep.table"],
     ["startlab.figures", "startlab.plots"],
     ["startlab.result"],
+    ["startlab.kernel"],
+    ["startlab.compare"],
     ["startlab.sweep.cache", "startlab.sweep.metrics"],
     ["startlab.sweep.plan"],
     ["startlab.sweep.execute", "startlab.sweep.worker"],

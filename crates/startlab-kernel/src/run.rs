@@ -184,6 +184,35 @@ fn cubic_settings(p: &KernelPlan) -> Vec<(String, String)> {
     .collect()
 }
 
+/// Takes the machine's run lock and removes what killed runs left: the global settings they
+/// changed, their namespaces (and with them their devices) and their trace instances.
+fn take_machine() -> Result<(RunLock, Tracefs, Vec<String>), KernelError> {
+    let (lock, restored) = RunLock::acquire(Path::new(LOCK_FILE))
+        .map_err(|e| KernelError::Unavailable(e.to_string()))?;
+    let mut cleaned: Vec<String> = restored
+        .into_iter()
+        .map(|(p, v)| format!("restored {} = {v}", p.display()))
+        .collect();
+    cleaned.extend(
+        testbed::remove_stale()
+            .into_iter()
+            .map(|n| format!("namespace {n}")),
+    );
+    let tracefs = Tracefs::ensure().map_err(failed("tracefs"))?;
+    cleaned.extend(
+        trace::remove_stale(&tracefs.root)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|n| format!("trace instance {n}")),
+    );
+    Ok((lock, tracefs, cleaned))
+}
+
+/// `startlab kernel clean`: removes what killed runs left; returns what it removed.
+pub fn clean() -> Result<Vec<String>, KernelError> {
+    take_machine().map(|(_, _, cleaned)| cleaned)
+}
+
 /// How long before the run's time 0 the testbed is built and the trace started.
 const LEAD_NS: u64 = 300_000_000;
 
@@ -202,30 +231,13 @@ pub fn run(s: &ResolvedScenario, config: EmulatorConfig) -> Result<KernelRun, Ke
             ),
         }));
     }
-    let (mut lock, restored) =
-        RunLock::acquire(Path::new(LOCK_FILE)).map_err(|e| KernelError::Unavailable(e.to_string()))?;
+    let (mut lock, tracefs, cleaned) = take_machine()?;
     let mut facts = KernelFacts {
         kernel_release: kernel_release(),
         differences: plan.differences.clone(),
+        cleaned,
         ..KernelFacts::default()
     };
-    facts.cleaned.extend(
-        restored
-            .into_iter()
-            .map(|(p, v)| format!("restored {} = {v}", p.display())),
-    );
-    facts.cleaned.extend(
-        testbed::remove_stale()
-            .into_iter()
-            .map(|n| format!("namespace {n}")),
-    );
-    let tracefs = Tracefs::ensure().map_err(failed("tracefs"))?;
-    facts.cleaned.extend(
-        trace::remove_stale(&tracefs.root)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|n| format!("trace instance {n}")),
-    );
     for (path, value) in cubic_settings(&plan) {
         lock.set_global(Path::new(&path), &value)
             .map_err(failed("tcp_cubic parameters"))?;

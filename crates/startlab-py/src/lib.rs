@@ -16,6 +16,8 @@ use startlab_core::measure::schema::{ColumnData, ColumnDef, Table};
 use startlab_core::measure::{self, FlowSeries, Flows, Links, QueueSeries, Report, Windows};
 use startlab_core::scenario;
 
+mod kernel;
+
 fn scenario_error(e: scenario::ScenarioError) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
@@ -228,10 +230,22 @@ fn run<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyDict>
         (outcome, t0.elapsed().as_secs_f64())
     });
     let (resolved, warnings, report) = outcome.map_err(scenario_error)?;
+    run_output(py, resolved, warnings, &report, wall)
+}
+
+/// The dict `run` and `kernel_run` return: the resolved scenario, the warnings, the tables and
+/// the run's counters.
+fn run_output<'py>(
+    py: Python<'py>,
+    resolved: String,
+    warnings: Vec<String>,
+    report: &Report,
+    wall: f64,
+) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     out.set_item("resolved", resolved)?;
     out.set_item("warnings", warnings)?;
-    out.set_item("tables", tables(py, &report)?)?;
+    out.set_item("tables", tables(py, report)?)?;
     let stats = PyDict::new(py);
     stats.set_item("events", report.stats.events)?;
     stats.set_item("packets_forwarded", report.stats.packets_forwarded)?;
@@ -255,5 +269,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
+    kernel::register(m)?;
     Ok(())
 }
