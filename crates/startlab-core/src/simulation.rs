@@ -18,12 +18,12 @@ pub use crate::measure::recorder::MeasureSpec;
 use crate::measure::recorder::{self, TcpFlowFacts};
 use crate::measure::{jain_index, Flows, Recorder, Report, RunStats};
 use crate::net::{Admission, FlowId, LinkId, Network, NodeId, Packet, PacketKind, NO_ROUTE};
-use crate::rng::{streams, Rng};
+use crate::rng::Rng;
 use crate::scenario::{ResolvedScenario, Traffic};
 use crate::sim::EventQueue;
 use crate::tcp::{FlowSize, Outbox, TcpConfig, TcpReceiver, TcpSender};
 use crate::time::{Duration, Time};
-use crate::traffic::{SizeDistribution, UdpSource};
+use crate::traffic::{arrivals_stream, source_stream, ArrivalDraws, SizeDistribution, UdpSource};
 
 /// A TCP connection to create.
 #[derive(Clone, Debug)]
@@ -87,7 +87,7 @@ enum Slot {
 
 struct Generator {
     spec: ArrivalSpec,
-    rng: Rng,
+    draws: ArrivalDraws,
 }
 
 /// One run of a scenario.
@@ -274,7 +274,7 @@ impl Simulation {
         build: impl FnOnce(FlowId, Rng) -> UdpSource,
     ) -> FlowId {
         let id = self.flows.len() as FlowId;
-        let source = build(id, Rng::stream(self.seed, streams::SOURCE + id as u64));
+        let source = build(id, source_stream(self.seed, id));
         self.events.push(source.start, Event::UdpTick(id));
         self.flows.push(Slot::Udp(source, label.into()));
         self.flow_drops.push(0);
@@ -284,15 +284,17 @@ impl Simulation {
     /// Adds an arrival process of finite TCP connections.
     pub fn add_arrivals(&mut self, spec: ArrivalSpec) {
         let index = self.generators.len() as u32;
-        // Generators draw from streams after the per-flow ones, counted from the top.
-        let rng = Rng::stream(self.seed, streams::SOURCE + (u32::MAX - index) as u64);
-        let mut g = Generator { spec, rng };
-        let first = g.spec.start
-            + Duration::from_secs_f64(g.rng.exponential(g.spec.mean_interarrival.as_secs_f64()));
-        if first < g.spec.stop {
+        let draws = ArrivalDraws::new(
+            arrivals_stream(self.seed, index),
+            spec.mean_interarrival,
+            spec.sizes.clone(),
+            spec.start,
+            spec.stop,
+        );
+        if let Some(first) = draws.peek() {
             self.events.push(first, Event::Spawn(index));
         }
-        self.generators.push(g);
+        self.generators.push(Generator { spec, draws });
     }
 
     /// Runs to the end time and returns the measurements.
@@ -406,18 +408,13 @@ impl Simulation {
         let now = self.now;
         let gen = &mut self.generators[g as usize];
         let mut spec = gen.spec.template.clone();
-        let bytes = gen.spec.sizes.sample(&mut gen.rng);
+        let (_, bytes) = gen.draws.next().expect("a spawn is scheduled only before the stop");
         spec.size = FlowSize::from_bytes(bytes, spec.cfg.mss_bytes);
         spec.start = now;
-        let next = now
-            + Duration::from_secs_f64(
-                gen.rng
-                    .exponential(gen.spec.mean_interarrival.as_secs_f64()),
-            );
-        let stop = gen.spec.stop;
+        let next = gen.draws.peek();
         let id = self.insert_tcp(spec);
         self.start_tcp(id);
-        if next < stop {
+        if let Some(next) = next {
             self.events.push(next, Event::Spawn(g));
         }
     }

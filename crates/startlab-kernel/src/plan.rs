@@ -7,9 +7,11 @@
 //! [`KernelPlan::differences`], written with every kernel run and in docs/kernel.md.
 
 use serde_json::Value;
+use startlab_core::cc::registry::ControllerFactory;
 use startlab_core::scenario::{ResolvedScenario, ScenarioError, Traffic};
-use startlab_core::tcp::{Pacing, Recovery, TcpConfig};
+use startlab_core::tcp::{FlowSize, Pacing, Recovery, TcpConfig};
 use startlab_core::time::Duration;
+use startlab_core::traffic::{arrivals_stream, source_stream, ArrivalDraws, UdpSource};
 
 /// One TCP connection of the kernel run.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,6 +35,26 @@ pub struct Connection {
     pub paced: bool,
 }
 
+/// One UDP source of the kernel run: the simulator's own source (its schedule and on-off
+/// draws, from the same random stream), sent from a UDP socket.
+#[derive(Clone, Debug)]
+pub struct Datagrams {
+    pub flow: u32,
+    pub entry: usize,
+    pub label: String,
+    pub src: String,
+    pub dst: String,
+    /// The schedule: `on_tick` says when each packet leaves; its `packet_bytes` is the whole IP
+    /// packet (20 bytes of IP and 8 of UDP header, the rest payload).
+    pub source: UdpSource,
+}
+
+/// IP and UDP headers, bytes.
+pub const UDP_HEADERS: u32 = 28;
+
+/// Connections a kernel run opens at most (each is two threads and a port).
+pub const MAX_CONNECTIONS: usize = 4000;
+
 /// Settings of a sending or receiving host (per namespace, per route).
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostTcp {
@@ -54,6 +76,21 @@ pub struct HostTcp {
     pub pacing_ratios: (u32, u32),
 }
 
+impl HostTcp {
+    /// Linux's own defaults (a host that only runs UDP).
+    pub const LINUX: HostTcp = HostTcp {
+        mss_bytes: 1448,
+        initial_window: 10,
+        sack: true,
+        timestamps: true,
+        min_rto: Duration::from_millis(200),
+        dupack_threshold: 3,
+        receive_window_bytes: None,
+        quickack: false,
+        pacing_ratios: (200, 120),
+    };
+}
+
 /// The global `tcp_cubic` module parameters a run needs (`/sys/module/tcp_cubic/parameters`),
 /// restored afterwards.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,11 +108,14 @@ pub struct CubicModule {
 }
 
 /// The kernel run of a scenario.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct KernelPlan {
+    /// In flow order: the entries' connections, then the arrivals' in arrival order (the
+    /// simulator numbers them the same way).
     pub connections: Vec<Connection>,
-    /// Per flow entry (indexed like `flows`): its hosts' TCP settings.
-    pub tcp: Vec<HostTcp>,
+    pub datagrams: Vec<Datagrams>,
+    /// Per flow entry (indexed like `flows`): its hosts' TCP settings; `None` for UDP.
+    pub tcp: Vec<Option<HostTcp>>,
     pub cubic: Option<CubicModule>,
     /// What Linux does differently from the scenario's TCP, whatever it says.
     pub differences: Vec<String>,
@@ -169,6 +209,41 @@ fn cubic_module(
     Ok(m)
 }
 
+/// The kernel's congestion control for a flow entry's `cc` and `startup`.
+fn kernel_control(
+    at: &str,
+    controller: &ControllerFactory,
+    available: &[String],
+) -> Result<&'static str, ScenarioError> {
+    let (cc, startup) = (controller.cc(), controller.startup());
+    let kernel_cc = match (cc, startup) {
+        ("reno" | "newreno", "default") => "reno",
+        ("cubic", "default" | "hystart") => "cubic",
+        (_, "default") => {
+            return Err(refuse(
+                format!("{at}.cc"),
+                format!("\"{cc}\" is not in this kernel (it has {}); the papers' other algorithms arrive as eBPF programs", available.join(", ")),
+            ))
+        }
+        _ => {
+            return Err(refuse(
+                format!("{at}.startup"),
+                format!("\"{startup}\" on \"{cc}\" is not in this kernel; only cubic's own HyStart (startup = \"hystart\", variant = \"linux\") is"),
+            ))
+        }
+    };
+    if !available.iter().any(|a| a == kernel_cc) {
+        return Err(refuse(
+            format!("{at}.cc"),
+            format!(
+                "this kernel has no \"{kernel_cc}\" (it has {})",
+                available.join(", ")
+            ),
+        ));
+    }
+    Ok(kernel_cc)
+}
+
 /// The kernel run of `s`, or the first field the kernel cannot honour. `available` lists the
 /// congestion controls the kernel has (`tcp_available_congestion_control`, plus registered
 /// eBPF programs).
@@ -182,53 +257,69 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
         ));
     }
     let mut connections = Vec::new();
+    let mut datagrams = Vec::new();
     let mut tcp = Vec::new();
     let mut cubic: Option<(String, CubicModule)> = None;
     let mut flow = 0u32;
+    // Arrival processes: (entry, controller, draws), numbered after every other flow.
+    let mut arrivals = Vec::new();
+    let node = |n: startlab_core::net::NodeId| s.network.nodes[n as usize].name.clone();
     for plan in &s.flows {
         let at = format!("flows[{}]", plan.entry);
         let entry = &doc.flows[plan.entry];
-        let Traffic::Tcp {
-            connections: conns,
-            tcp: cfg,
-            controller,
-        } = &plan.traffic
-        else {
-            return Err(refuse(
-                format!("{at}.kind"),
-                format!("\"{}\" traffic is not run in the kernel world yet; it runs TCP connections (kind = \"tcp\")", entry.kind.name()),
-            ));
-        };
-        let (cc, startup) = (controller.cc(), controller.startup());
-        let kernel_cc = match (cc, startup) {
-            ("reno" | "newreno", "default") => "reno",
-            ("cubic", "default" | "hystart") => "cubic",
-            (_, "default") => {
-                return Err(refuse(
-                    format!("{at}.cc"),
-                    format!("\"{cc}\" is not in this kernel (it has {}); the papers' other algorithms arrive as eBPF programs", available.join(", ")),
-                ))
+        let (cfg, controller) = match &plan.traffic {
+            Traffic::Tcp {
+                tcp: cfg,
+                controller,
+                ..
             }
-            _ => {
-                return Err(refuse(
-                    format!("{at}.startup"),
-                    format!("\"{startup}\" on \"{cc}\" is not in this kernel; only cubic's own HyStart (startup = \"hystart\", variant = \"linux\") is"),
-                ))
+            | Traffic::Arrivals {
+                tcp: cfg,
+                controller,
+                ..
+            } => (cfg, controller),
+            Traffic::Udp {
+                sources,
+                rate,
+                packet_bytes,
+                pattern,
+            } => {
+                if *packet_bytes <= UDP_HEADERS || *packet_bytes > 1500 {
+                    return Err(refuse(
+                        format!("{at}.packet_size"),
+                        format!("{packet_bytes} B: a kernel UDP packet is one IP packet of 29 to 1500 bytes (the TUN device's MTU), headers included"),
+                    ));
+                }
+                tcp.push(None);
+                for u in sources {
+                    datagrams.push(Datagrams {
+                        flow,
+                        entry: plan.entry,
+                        label: u.label.clone(),
+                        src: node(plan.src),
+                        dst: node(plan.dst),
+                        source: UdpSource::new(
+                            flow,
+                            plan.src,
+                            plan.dst,
+                            *rate,
+                            *packet_bytes,
+                            u.start,
+                            u.stop,
+                            pattern.clone(),
+                            source_stream(s.seed, flow),
+                        ),
+                    });
+                    flow += 1;
+                }
+                continue;
             }
         };
-        if !available.iter().any(|a| a == kernel_cc) {
-            return Err(refuse(
-                format!("{at}.cc"),
-                format!(
-                    "this kernel has no \"{kernel_cc}\" (it has {})",
-                    available.join(", ")
-                ),
-            ));
-        }
+        let kernel_cc = kernel_control(&at, controller, available)?;
         let cc_params = given(&entry.cc_params);
         let startup_params = given(&entry.startup_params);
         if kernel_cc == "cubic" {
-            let module = cubic_module(&at, &cc_params, startup, &startup_params)?;
+            let module = cubic_module(&at, &cc_params, controller.startup(), &startup_params)?;
             match &cubic {
                 Some((first, m)) if *m != module => {
                     return Err(refuse(
@@ -245,24 +336,86 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
                 "the kernel's reno has no parameters",
             ));
         }
-        tcp.push(host_tcp(&at, cfg)?);
-        for c in conns {
-            connections.push(Connection {
-                flow,
-                entry: plan.entry,
-                label: c.label.clone(),
-                src: entry.src.clone().unwrap_or_default(),
-                dst: entry.dst.clone().unwrap_or_default(),
-                cc: kernel_cc.to_string(),
-                scenario_cc: cc.to_string(),
-                startup: startup.to_string(),
-                start: c.start - startlab_core::Time::ZERO,
-                stop: c.stop.map_or(s.duration, |t| t - startlab_core::Time::ZERO),
-                bytes: c.size.total_bytes(cfg.mss_bytes),
-                paced: matches!(cfg.pacing, Pacing::Linux { .. }),
-            });
-            flow += 1;
+        tcp.push(Some(host_tcp(&at, cfg)?));
+        let template = Connection {
+            flow: 0,
+            entry: plan.entry,
+            label: String::new(),
+            src: node(plan.src),
+            dst: node(plan.dst),
+            cc: kernel_cc.to_string(),
+            scenario_cc: controller.cc().to_string(),
+            startup: controller.startup().to_string(),
+            start: Duration::ZERO,
+            stop: s.duration,
+            bytes: None,
+            paced: matches!(cfg.pacing, Pacing::Linux { .. }),
+        };
+        match &plan.traffic {
+            Traffic::Tcp { connections: conns, .. } => {
+                for c in conns {
+                    connections.push(Connection {
+                        flow,
+                        label: c.label.clone(),
+                        start: c.start - startlab_core::Time::ZERO,
+                        stop: c.stop.map_or(s.duration, |t| t - startlab_core::Time::ZERO),
+                        bytes: c.size.total_bytes(cfg.mss_bytes),
+                        ..template.clone()
+                    });
+                    flow += 1;
+                }
+            }
+            Traffic::Arrivals {
+                label,
+                mean_interarrival,
+                start,
+                stop,
+                sizes,
+                ..
+            } => {
+                let draws = ArrivalDraws::new(
+                    arrivals_stream(s.seed, arrivals.len() as u32),
+                    *mean_interarrival,
+                    sizes.clone(),
+                    *start,
+                    *stop,
+                );
+                arrivals.push((label.clone(), template, cfg.mss_bytes, draws));
+            }
+            Traffic::Udp { .. } => unreachable!("handled above"),
         }
+    }
+    // The arrivals, merged in time order as the simulator spawns them (ties: the earlier
+    // entry first).
+    loop {
+        let next = arrivals
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| a.3.peek().map(|t| (t, i)))
+            .min();
+        let Some((_, i)) = next else { break };
+        if connections.len() >= MAX_CONNECTIONS {
+            return Err(refuse(
+                format!("flows[{}].mean_interarrival", arrivals[i].1.entry),
+                format!("more than {MAX_CONNECTIONS} connections in one kernel run (each is two threads and a port); arrive less often or run for less time"),
+            ));
+        }
+        let (label, template, mss, draws) = &mut arrivals[i];
+        let (t, bytes) = draws.next().expect("peeked");
+        connections.push(Connection {
+            flow,
+            label: label.clone(),
+            start: t - startlab_core::Time::ZERO,
+            bytes: FlowSize::from_bytes(bytes, *mss).total_bytes(*mss),
+            ..template.clone()
+        });
+        flow += 1;
+    }
+    if connections.len() > MAX_CONNECTIONS {
+        return Err(refuse(
+            "flows".into(),
+            format!("{} connections: a kernel run opens at most {MAX_CONNECTIONS}", connections.len()),
+        ));
     }
     let differences = vec![
         "Linux always opens a connection with a SYN/SYN-ACK handshake, which gives the first RTT sample; a flow's start is when connect() is called".to_string(),
@@ -274,6 +427,7 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
     ];
     Ok(KernelPlan {
         connections,
+        datagrams,
         tcp,
         cubic: cubic.map(|(_, m)| m),
         differences,
@@ -387,8 +541,10 @@ mod tests {
         );
         assert!(refusal("[[flows]]\ncc = \"reno\"\n")
             .starts_with("flows[0].tcp.recovery: Reno's fast recovery"));
-        assert!(refusal("[[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\n")
-            .starts_with("flows[0].kind: \"cbr\" traffic"));
+        assert!(
+            refusal("[[flows]]\nkind = \"cbr\"\nrate = \"1Mbps\"\npacket_size = \"9000B\"\n")
+                .starts_with("flows[0].packet_size: 9000 B")
+        );
         // Two flows asking for different global cubic settings.
         let e = refusal("[[flows]]\npair = 0\ncc = \"cubic\"\n[[flows]]\npair = 1\ncc = \"cubic\"\ncc_params = { beta = 0.8 }\n");
         assert!(

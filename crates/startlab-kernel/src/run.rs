@@ -16,7 +16,9 @@ use crate::series::HystartCounts;
 use crate::tables::{tables, RunFacts};
 use crate::testbed;
 use crate::trace::{self, Tracefs, Tracer};
-use crate::traffic::{aborted, monotonic_ns, run_tcp, sleep_until, TcpJob, TcpOutcome};
+use crate::traffic::{
+    aborted, monotonic_ns, run_tcp, run_udp, sleep_until, TcpJob, TcpOutcome, UdpJob, UdpOutcome,
+};
 use startlab_core::measure::recorder::link_summaries;
 use startlab_core::measure::{jain_index, Recorder, Report, RunStats};
 use startlab_core::scenario::{ResolvedScenario, ScenarioError};
@@ -222,15 +224,6 @@ pub fn run(s: &ResolvedScenario, config: EmulatorConfig) -> Result<KernelRun, Ke
     let available = available_controls();
     let plan = plan(s, &available).map_err(KernelError::Refused)?;
     let layout = testbed::layout(&s.network, &plan).map_err(KernelError::Refused)?;
-    if plan.connections.len() > 20_000 {
-        return Err(KernelError::Refused(ScenarioError {
-            path: "flows".into(),
-            message: format!(
-                "{} connections: the kernel world runs at most 20000 in one run",
-                plan.connections.len()
-            ),
-        }));
-    }
     let (mut lock, tracefs, cleaned) = take_machine()?;
     let mut facts = KernelFacts {
         kernel_release: kernel_release(),
@@ -298,7 +291,24 @@ pub fn run(s: &ResolvedScenario, config: EmulatorConfig) -> Result<KernelRun, Ke
             bytes: c.bytes,
         })
         .collect();
+    let udp_jobs: Vec<UdpJob> = plan
+        .datagrams
+        .iter()
+        .map(|d| UdpJob {
+            flow: d.flow,
+            src: host(&d.src).host.clone(),
+            dst: host(&d.dst).host.clone(),
+            src_port: src_port(d.flow),
+            dst_port: 5001 + (d.flow % 15_000) as u16,
+            source: d.source.clone(),
+            t0_ns: t0,
+        })
+        .collect();
+    let udp = std::thread::spawn(move || run_udp(&udp_jobs));
     let outcomes = run_tcp(&jobs);
+    let udp = udp
+        .join()
+        .map_err(|_| KernelError::Failed("the UDP traffic panicked".into()))?;
     sleep_until(t0 + s.duration.as_nanos());
     let emulated = emulator.finish().map_err(failed("link emulator"))?;
     let records = tracer.records().map_err(failed("trace"))?;
@@ -307,7 +317,12 @@ pub fn run(s: &ResolvedScenario, config: EmulatorConfig) -> Result<KernelRun, Ke
     if aborted() {
         return Err(KernelError::Interrupted);
     }
-    if let Some(e) = outcomes.iter().find_map(|o| o.error.clone()) {
+    if let Some(e) = outcomes
+        .iter()
+        .map(|o| &o.error)
+        .chain(udp.iter().map(|o| &o.error))
+        .find_map(|e| e.clone())
+    {
         return Err(KernelError::Failed(format!("a connection failed: {e}")));
     }
     if let Some(e) = emulated.sides.iter().find_map(|s| s.error.clone()) {
@@ -328,7 +343,9 @@ pub fn run(s: &ResolvedScenario, config: EmulatorConfig) -> Result<KernelRun, Ke
         })
         .collect();
     drop(bed);
-    let report = assemble(s, &plan, &outcomes, &ports, t0, &hystart, &records, emulated, &mut facts);
+    let report = assemble(
+        s, &plan, &outcomes, &udp, &ports, t0, &hystart, &records, emulated, &mut facts,
+    );
     Ok(KernelRun { report, facts })
 }
 
@@ -338,6 +355,7 @@ fn assemble(
     s: &ResolvedScenario,
     plan: &KernelPlan,
     outcomes: &[TcpOutcome],
+    udp: &[UdpOutcome],
     ports: &[u16],
     t0: u64,
     hystart: &[Option<HystartCounts>],
@@ -354,6 +372,9 @@ fn assemble(
             start_ns: t0,
             end_ns,
             hystart,
+            datagrams: &plan.datagrams,
+            udp,
+            network: &s.network,
         },
         records,
     );
@@ -387,7 +408,10 @@ fn assemble(
     } = emulated;
     let (_, queue_series, windows) = recorder.finish(&network);
     let links = link_summaries(&mut network, s.end());
-    let goodputs = flows.goodput_bps.clone();
+    let goodputs: Vec<f64> = (0..flows.flow.len())
+        .filter(|&i| flows.kind[i] == "tcp")
+        .map(|i| flows.goodput_bps[i])
+        .collect();
     let stats = RunStats {
         events: read,
         packets_forwarded: links.forwarded_packets.iter().sum(),

@@ -1,11 +1,14 @@
 //! The kernel run's flows and flow series, in the simulator's tables (`measure::schema`), from
 //! the plan, what each connection became and the trace.
 
-use crate::plan::Connection;
+use crate::plan::{Connection, Datagrams};
 use crate::series::{flow_samples, slow_start_exit, HystartCounts};
 use crate::trace::Records;
-use crate::traffic::TcpOutcome;
+use crate::traffic::{TcpOutcome, UdpOutcome};
+use startlab_core::measure::recorder::udp_summary;
 use startlab_core::measure::{FlowSeries, FlowSummary, Flows};
+use startlab_core::net::Network;
+use startlab_core::time::Time;
 
 /// The hosts' names, the run's start on the monotonic clock, and for each connection its ports,
 /// MSS and the HyStart counts of its namespace if it was alone there.
@@ -17,6 +20,11 @@ pub struct RunFacts<'a> {
     pub start_ns: u64,
     pub end_ns: u64,
     pub hystart: &'a [Option<HystartCounts>],
+    /// The UDP sources and what became of them.
+    pub datagrams: &'a [Datagrams],
+    pub udp: &'a [UdpOutcome],
+    /// For the hosts' names of the UDP rows.
+    pub network: &'a Network,
 }
 
 fn since(t: u64, start: u64) -> i64 {
@@ -26,7 +34,13 @@ fn since(t: u64, start: u64) -> i64 {
 /// The flow series of every connection and its flows-table row.
 pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
     let mut series = FlowSeries::default();
-    let mut flows = Flows::default();
+    let mut rows: Vec<FlowSummary> = Vec::new();
+    let end = Time::from_nanos(run.end_ns.saturating_sub(run.start_ns));
+    for (d, o) in run.datagrams.iter().zip(run.udp) {
+        // Per-flow drops of a UDP source: what was sent and never received.
+        let lost = o.source.sent_packets.saturating_sub(o.source.delivered_packets);
+        rows.push(udp_summary(d.flow, &d.label, &o.source, lost, run.network, end));
+    }
     for (i, (c, o)) in run.connections.iter().zip(run.outcomes).enumerate() {
         let port = run.ports[i];
         let probes: Vec<_> = records
@@ -64,7 +78,7 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
             .filter(|w| w[1].state == 3 && w[0].state != 3)
             .count()
             + states.first().is_some_and(|s| s.state == 3) as usize;
-        flows.push(FlowSummary {
+        rows.push(FlowSummary {
             flow: c.flow,
             label: c.label.clone(),
             kind: "tcp".into(),
@@ -96,6 +110,11 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
             completion_ns: o.completed_ns.map(|t| since(t, opened)),
             min_rtt_ns: (o.info.min_rtt > 0).then_some(o.info.min_rtt as i64 * 1000),
         });
+    }
+    rows.sort_by_key(|r| r.flow);
+    let mut flows = Flows::default();
+    for r in rows {
+        flows.push(r);
     }
     (series, flows)
 }

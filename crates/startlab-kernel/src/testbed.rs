@@ -158,7 +158,9 @@ pub fn layout(net: &Network, plan: &KernelPlan) -> Result<Layout, ScenarioError>
     let mut hosts: BTreeMap<NodeId, (usize, Vec<(String, String)>, usize)> = BTreeMap::new();
     let mut routes: BTreeMap<(NodeId, NodeId), RouteOptions> = BTreeMap::new();
     for c in &plan.connections {
-        let t = &plan.tcp[c.entry];
+        let t = plan.tcp[c.entry]
+            .as_ref()
+            .expect("a connection comes from a TCP entry");
         let node = |name: &str| {
             net.find_node(name)
                 .filter(|&n| net.nodes[n as usize].kind == NodeKind::Host)
@@ -224,6 +226,28 @@ pub fn layout(net: &Network, plan: &KernelPlan) -> Result<Layout, ScenarioError>
             };
             routes.insert(key, merged);
         }
+    }
+    // UDP sources: their hosts keep the settings of a TCP entry on them, or Linux's defaults;
+    // their routes carry no options.
+    for d in &plan.datagrams {
+        let node = |name: &str| net.find_node(name).expect("a datagram's hosts exist");
+        let (src, dst) = (node(&d.src), node(&d.dst));
+        if side(net, src) == side(net, dst) {
+            return Err(ScenarioError {
+                path: format!("flows[{}].dst", d.entry),
+                message: format!(
+                    "{} and {} are on the same side of the dumbbell; the kernel testbed runs flows between a sender s* and a receiver r*",
+                    d.src, d.dst
+                ),
+            });
+        }
+        for n in [src, dst] {
+            hosts
+                .entry(n)
+                .or_insert_with(|| (side(net, n), sysctls(&HostTcp::LINUX), d.entry));
+        }
+        routes.entry((src, dst)).or_default();
+        routes.entry((dst, src)).or_default();
     }
     Ok(Layout {
         hosts: hosts.into_iter().map(|(n, (s, v, _))| (n, (s, v))).collect(),

@@ -175,12 +175,7 @@ impl Tracer {
         for event in EVENTS {
             let event = tracer.instance.join(event);
             if !ports.is_empty() {
-                let filter = ports
-                    .iter()
-                    .map(|p| format!("sport == {p} || dport == {p}"))
-                    .collect::<Vec<_>>()
-                    .join(" || ");
-                fs::write(event.join("filter"), filter)?;
+                fs::write(event.join("filter"), port_filter(ports))?;
             }
             fs::write(event.join("enable"), "1")?;
         }
@@ -275,6 +270,32 @@ impl Drop for Tracer {
     }
 }
 
+/// A trace filter for the events of `ports` (as source or destination): runs of consecutive
+/// ports become ranges, so a run with thousands of connections still has a short filter.
+pub fn port_filter(ports: &[u16]) -> String {
+    let mut sorted = ports.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut ranges: Vec<(u16, u16)> = Vec::new();
+    for p in sorted {
+        match ranges.last_mut() {
+            Some((_, hi)) if *hi + 1 == p => *hi = p,
+            _ => ranges.push((p, p)),
+        }
+    }
+    ranges
+        .iter()
+        .map(|&(lo, hi)| {
+            if lo == hi {
+                format!("sport == {lo} || dport == {lo}")
+            } else {
+                format!("(sport >= {lo} && sport <= {hi}) || (dport >= {lo} && dport <= {hi})")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" || ")
+}
+
 /// Removes the trace instances left by runs whose process no longer exists (a run killed with
 /// SIGKILL cannot remove its own). Returns the names removed.
 pub fn remove_stale(root: &Path) -> io::Result<Vec<String>> {
@@ -303,6 +324,15 @@ pub fn remove_stale(root: &Path) -> io::Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn port_filters_use_ranges() {
+        assert_eq!(port_filter(&[7]), "sport == 7 || dport == 7");
+        assert_eq!(
+            port_filter(&[12, 10, 11, 20]),
+            "(sport >= 10 && sport <= 12) || (dport >= 10 && dport <= 12) || sport == 20 || dport == 20"
+        );
+    }
 
     #[test]
     fn a_probe_line_is_read_field_by_field() {

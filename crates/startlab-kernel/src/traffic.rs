@@ -7,6 +7,7 @@
 //! of the trace records, so both can be put on one time line.
 
 use crate::tcpinfo::{tcp_info, TcpInfo};
+use startlab_core::traffic::UdpSource;
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -325,6 +326,144 @@ pub fn run_tcp(jobs: &[TcpJob]) -> Vec<TcpOutcome> {
             Err(e) => out.error = out.error.or(Some(e.to_string())),
         }
         outcomes.push(out);
+    }
+    outcomes
+}
+
+/// One UDP source to run: the simulator's [`UdpSource`] says when each packet leaves.
+#[derive(Clone, Debug)]
+pub struct UdpJob {
+    pub flow: u32,
+    pub src: Host,
+    pub dst: Host,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub source: UdpSource,
+    /// Time 0 of the source's schedule on the monotonic clock.
+    pub t0_ns: u64,
+}
+
+/// What became of a UDP source.
+#[derive(Clone, Debug)]
+pub struct UdpOutcome {
+    pub flow: u32,
+    /// The source after the run: `sent_packets` counts what was handed to the socket,
+    /// `delivered_packets` / `delivered_bytes` (whole IP packets) what the receiver got.
+    pub source: UdpSource,
+    /// Sends the host refused (its socket or device queue full).
+    pub send_errors: u64,
+    /// When the receiver got its first and last packet (monotonic ns).
+    pub first_ns: Option<u64>,
+    pub last_ns: Option<u64>,
+    pub error: Option<String>,
+}
+
+/// The bytes of IP and UDP headers around a datagram's payload.
+const UDP_HEADERS: usize = 28;
+
+fn udp_socket(host: &Host, port: u16) -> io::Result<std::net::UdpSocket> {
+    enter(host)?;
+    std::net::UdpSocket::bind(SocketAddrV4::new(host.addr, port))
+        .map_err(|e| io::Error::new(e.kind(), format!("bind {}:{port}: {e}", host.addr)))
+}
+
+/// Runs every UDP source (receivers bound first) and returns their outcomes in order.
+pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
+    let receivers: Vec<_> = jobs
+        .iter()
+        .map(|job| {
+            let job = job.clone();
+            let (tx, rx) = std::sync::mpsc::channel();
+            let handle = std::thread::spawn(move || -> io::Result<(u64, u64, Option<u64>, Option<u64>)> {
+                let socket = match udp_socket(&job.dst, job.dst_port) {
+                    Ok(s) => {
+                        let _ = tx.send(Ok(()));
+                        s
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return Ok((0, 0, None, None));
+                    }
+                };
+                socket.set_read_timeout(Some(Duration::from_millis(20)))?;
+                let deadline = job.t0_ns + job.source.stop.as_nanos() + 1_000_000_000;
+                let mut buf = vec![0u8; 65536];
+                let (mut packets, mut bytes, mut first, mut last) = (0, 0, None, None);
+                while monotonic_ns() < deadline && !aborted() {
+                    match socket.recv(&mut buf) {
+                        Ok(n) => {
+                            let now = monotonic_ns();
+                            packets += 1;
+                            bytes += (n + UDP_HEADERS) as u64;
+                            first.get_or_insert(now);
+                            last = Some(now);
+                        }
+                        Err(e) if retry(&e) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok((packets, bytes, first, last))
+            });
+            rx.recv()
+                .unwrap_or_else(|_| Err(io::Error::other("receiver thread ended")))
+                .map(|_| handle)
+        })
+        .collect();
+    let senders: Vec<_> = jobs
+        .iter()
+        .cloned()
+        .map(|mut job| {
+            std::thread::spawn(move || -> (UdpSource, u64, Option<String>) {
+                let socket = match udp_socket(&job.src, job.src_port).and_then(|s| {
+                    s.connect(SocketAddrV4::new(job.dst.addr, job.dst_port)).map(|_| s)
+                }) {
+                    Ok(s) => s,
+                    Err(e) => return (job.source, 0, Some(e.to_string())),
+                };
+                let payload =
+                    vec![0x5au8; (job.source.packet_bytes as usize).saturating_sub(UDP_HEADERS)];
+                let mut errors = 0;
+                let mut out = Vec::new();
+                let mut at = Some(job.source.start);
+                while let Some(t) = at {
+                    sleep_until(job.t0_ns + t.as_nanos());
+                    if aborted() {
+                        break;
+                    }
+                    at = job.source.on_tick(t, &mut out);
+                    for _ in out.drain(..) {
+                        if socket.send(&payload).is_err() {
+                            errors += 1;
+                        }
+                    }
+                }
+                (job.source, errors, None)
+            })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for ((job, sender), receiver) in jobs.iter().zip(senders).zip(receivers) {
+        let (mut source, send_errors, mut error) = sender
+            .join()
+            .unwrap_or_else(|_| (job.source.clone(), 0, Some("the sender thread panicked".into())));
+        let (mut first_ns, mut last_ns) = (None, None);
+        match receiver.map(|h| h.join()) {
+            Ok(Ok(Ok((packets, bytes, first, last)))) => {
+                source.delivered_packets = packets;
+                source.delivered_bytes = bytes;
+                (first_ns, last_ns) = (first, last);
+            }
+            Ok(Ok(Err(e))) | Err(e) => error = error.or(Some(format!("receive: {e}"))),
+            Ok(Err(_)) => error = error.or(Some("the receiver thread panicked".into())),
+        }
+        outcomes.push(UdpOutcome {
+            flow: job.flow,
+            source,
+            send_errors,
+            first_ns,
+            last_ns,
+            error,
+        });
     }
     outcomes
 }

@@ -16,6 +16,12 @@ pub enum UdpPattern {
     },
 }
 
+/// The random stream of the UDP source that is flow `flow` of a run (its on-off periods), the
+/// same in every world.
+pub fn source_stream(seed: u64, flow: FlowId) -> Rng {
+    Rng::stream(seed, crate::rng::streams::SOURCE + flow as u64)
+}
+
 #[derive(Clone, Debug)]
 pub struct UdpSource {
     pub flow: FlowId,
