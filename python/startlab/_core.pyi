@@ -139,9 +139,13 @@ class KernelUnavailable(Exception):
     """The machine cannot run the kernel world now."""
 
 def kernel_run(
-    scenario_json: str, realtime_priority: int | None = 50, spin_us: int = 30
+    scenario_json: str,
+    realtime_priority: int | None = 50,
+    spin_us: int = 30,
+    ping: tuple[str, str, int, int, int] | None = None,
 ) -> RunOutput:
-    """Run a scenario on the kernel's TCP over the link emulator (root only)."""
+    """Run a scenario on the kernel's TCP over the link emulator (root only); ``ping`` is
+    (source host, destination host, count, first request ns, pause ns) for an echo probe."""
 
 def kernel_plan(scenario_json: str) -> list[str]:
     """Check a scenario against the kernel; returns Linux's intrinsic differences."""

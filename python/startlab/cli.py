@@ -303,6 +303,31 @@ def _parser() -> _Parser:
         "gone, and restore module parameters they changed. Every run does this when it starts.",
     )
     k.set_defaults(command="kernel clean", handler=_kernel_clean)
+    k = kernel_commands.add_parser(
+        "accuracy",
+        help="measure the link emulator on this machine",
+        description="For each rate: ping round trips on the idle path against the configured "
+        "RTT, the rate UDP at 1.05 x the link rate arrives at, the emulator's lateness and the "
+        "hypervisor's steal; then REPEATS runs of one CUBIC flow with Linux's HyStart and the "
+        "spread of their slow-start exits. Prints a table (docs/kernel.md has this machine's).",
+    )
+    k.add_argument(
+        "--rates",
+        default="10Mbps,50Mbps,100Mbps,200Mbps,400Mbps",
+        metavar="LIST",
+        help="bottleneck rates, comma-separated (default: %(default)s)",
+    )
+    k.add_argument("--rtt", default="40ms", help="propagation RTT (default: %(default)s)")
+    k.add_argument("--pings", type=int, default=200, help="echo requests per rate (default: 200)")
+    k.add_argument(
+        "--udp-seconds", type=float, default=4.0, help="seconds of UDP per rate (default: 4)"
+    )
+    k.add_argument(
+        "--repeats", type=int, default=3, help="CUBIC runs per rate (default: 3; 0: none)"
+    )
+    k.add_argument("-o", "--output", metavar="FILE", help="also write every figure as JSON")
+    kernel_options(k)
+    k.set_defaults(command="kernel accuracy", handler=_kernel_accuracy)
 
     p = commands.add_parser(
         "compare",
@@ -561,6 +586,93 @@ def _kernel_clean(args: argparse.Namespace) -> int:
     return 0
 
 
+def _quantity(text: str, family: str, what: str) -> float:
+    from startlab.sweep.model import parse_quantity
+
+    q = parse_quantity(text.strip())
+    if q is None or q.family != family or not q.si > 0:
+        raise UsageError(f"{what}: {text!r} is not a positive {family} (e.g. 100Mbps, 40ms)")
+    return q.si
+
+
+def _kernel_accuracy(args: argparse.Namespace) -> int:
+    import json
+
+    from startlab import kernel
+
+    rates = [_quantity(r, "rate", "--rates") for r in args.rates.split(",")]
+    rtt = _quantity(args.rtt, "duration", "--rtt")
+    if args.pings < 1 or args.repeats < 0 or not args.udp_seconds > 0:
+        raise UsageError("--pings must be at least 1, --repeats at least 0, --udp-seconds > 0")
+    priority = None if args.no_realtime else 50
+    header = [
+        "rate",
+        "ping - RTT median",
+        "p99",
+        "UDP rate error",
+        "late p50",
+        "p99",
+        "max",
+        ">=1ms",
+        "steal",
+        "exit cwnd spread",
+        "exit time spread",
+        "exits",
+    ]
+    rows, figures = [], []
+    for rate in rates:
+        link = _kernel_call(
+            lambda r=rate: kernel.link_accuracy(
+                r, rtt, pings=args.pings, udp_seconds=args.udp_seconds, realtime_priority=priority
+            )
+        )
+        exits = (
+            _kernel_call(
+                lambda r=rate: kernel.exit_spread(
+                    r, rtt, repeats=args.repeats, realtime_priority=priority
+                )
+            )
+            if args.repeats
+            else None
+        )
+        figures.append({"link": link, "exits": exits})
+        emu = link["emulator"]
+
+        def ms(ns: float | None, expected: float = link["ping_expected_ns"]) -> str:
+            return "-" if ns is None else f"{(ns - expected) / 1e6:+.3f} ms"
+
+        def pct(x: float | None) -> str:
+            return "-" if x is None else f"{100 * x:.2f} %"
+
+        rows.append(
+            [
+                f"{rate / 1e6:g} Mbit/s",
+                ms(link["ping_median_ns"]),
+                ms(link["ping_p99_ns"]),
+                "-" if link["udp_rate_error"] is None else f"{100 * link['udp_rate_error']:+.3f} %",
+                f"{emu['lateness_p50_ns'] / 1e3:.0f} µs",
+                f"{emu['lateness_p99_ns'] / 1e3:.0f} µs",
+                f"{emu['lateness_max_ns'] / 1e3:.0f} µs",
+                str(emu["late_1ms_packets"]),
+                "-" if emu["steal_ns"] is None else f"{emu['steal_ns'] / 1e6:.0f} ms",
+                pct(exits["cwnd_spread"]) if exits else "-",
+                pct(exits["time_spread"]) if exits else "-",
+                ", ".join(exits["reasons"]) if exits else "-",
+            ]
+        )
+        print(_format_table(header, rows[-1:], set(range(1, 11))), flush=True)
+    print()
+    print(
+        f"RTT {args.rtt}, buffer 1 BDP, {args.pings} pings, {args.udp_seconds:g} s of UDP, "
+        f"{args.repeats} CUBIC runs per rate:"
+    )
+    print(_format_table(header, rows, set(range(1, 11))))
+    if args.output:
+        Path(args.output).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.output}")
+    return 0
+
+
 def _compare(args: argparse.Namespace) -> int:
     from startlab import compare as comparing
     from startlab import kernel
@@ -572,9 +684,7 @@ def _compare(args: argparse.Namespace) -> int:
     _check_output(out, force=args.force)
     with _terminate_as_exit():
         comparison = _kernel_call(
-            lambda: comparing.compare(
-                scenario, realtime_priority=None if args.no_realtime else 50
-            )
+            lambda: comparing.compare(scenario, realtime_priority=None if args.no_realtime else 50)
         )
         _write_atomically(comparison, out, force=args.force, plots=not args.no_plots)
     print(comparing.markdown(comparison.differences), end="")

@@ -109,9 +109,13 @@ def differences(sim: Result, ker: Result) -> pl.DataFrame:
                 "{}",
             )
         )
-    for s, k in zip(sim.windows.iter_rows(named=True), ker.windows.iter_rows(named=True), strict=False):
+    for s, k in zip(
+        sim.windows.iter_rows(named=True), ker.windows.iter_rows(named=True), strict=False
+    ):
         subject = f"{s['link']} [{s['from_ns'] / NS_PER_S:g}, {s['to_ns'] / NS_PER_S:g}] s"
-        rows.append(_row("utilization", subject, "%", s["utilization"], k["utilization"], 100.0, "{:.1f}"))
+        rows.append(
+            _row("utilization", subject, "%", s["utilization"], k["utilization"], 100.0, "{:.1f}")
+        )
     for s, k in zip(sim.links.iter_rows(named=True), ker.links.iter_rows(named=True), strict=False):
         if s["drops"] or k["drops"]:
             name = f"{s['name']} ({s['alias']})" if s["alias"] else s["name"]

@@ -77,3 +77,138 @@ def clean() -> list[str]:
     changed module parameters); returns what was removed. A run does this itself when it
     starts."""
     return _core.kernel_clean()
+
+
+# -- the link emulator's accuracy -----------------------------------------------------------------
+
+ACCESS_RATE_BPS = 10e9
+"""The access links of the accuracy paths: fast enough that the bottleneck is the only queue."""
+
+PING_IP_BYTES = 84
+"""An ICMP echo request or reply of 56 payload bytes, as IP packets."""
+
+
+def _path(rate_bps: float, rtt_s: float, duration_s: float) -> dict[str, Any]:
+    """A one-pair dumbbell whose propagation RTT is ``rtt_s`` (the access links add no delay)."""
+    return {
+        "name": f"accuracy-{rate_bps / 1e6:g}Mbps-{rtt_s * 1e3:g}ms",
+        "seed": 1,
+        "duration": f"{duration_s:.6f}s",
+        "topology": {
+            "kind": "dumbbell",
+            "bottleneck": {
+                "rate": f"{rate_bps:.0f}bps",
+                "delay": f"{rtt_s / 2 * 1e9:.0f}ns",
+                "queue": {"kind": "droptail", "limit": "1BDP"},
+            },
+            "access": {"rate": f"{ACCESS_RATE_BPS:.0f}bps", "delay": "0s"},
+        },
+        "tcp": {"mss": "1448B", "header": "52B", "sack": True, "recovery": "sack"},
+        "measure": {"interval": "10ms"},
+    }
+
+
+def link_accuracy(
+    rate_bps: float,
+    rtt_s: float,
+    *,
+    pings: int = 200,
+    udp_seconds: float = 4.0,
+    realtime_priority: int | None = 50,
+) -> dict[str, Any]:
+    """Measure the emulated path ``rate_bps`` / ``rtt_s`` on this machine: ``pings`` ICMP echo
+    round trips on the idle path (against the configured RTT plus the echo's serialization),
+    then UDP at 1.05 × the rate for ``udp_seconds`` (the rate the receiver saw, against the
+    configured one), with the emulator's lateness and the hypervisor's steal over the run."""
+    interval_s = 0.01
+    ping_start = 0.1
+    # One echo at a time: each takes a round trip and a pause.
+    udp_start = ping_start + pings * (rtt_s + interval_s) + 0.5
+    duration = udp_start + udp_seconds + 0.3
+    doc = _path(rate_bps, rtt_s, duration)
+    doc["flows"] = [
+        {
+            "kind": "cbr",
+            "rate": f"{1.05 * rate_bps:.0f}bps",
+            "packet_size": "1500B",
+            "start": f"{udp_start:.6f}s",
+            "stop": f"{udp_start + udp_seconds:.6f}s",
+        }
+    ]
+    scenario = Scenario.from_dict(doc)
+    output = _core.kernel_run(
+        scenario.to_json(),
+        realtime_priority,
+        30,
+        ("s0", "r0", pings, round(ping_start * 1e9), round(interval_s * 1e9)),
+    )
+    facts = output["kernel"]
+    rtts = [r for r in facts["pings_ns"] if r is not None]
+    # Serialization of the echo and its reply on the bottleneck and both access links.
+    expected_ns = rtt_s * 1e9 + 2 * PING_IP_BYTES * 8 * (1 / rate_bps + 2 / ACCESS_RATE_BPS) * 1e9
+    udp = facts["udp"][0]
+    received = udp["received_rate_bps"]
+    ordered = sorted(rtts)
+
+    def quantile(q: float) -> float | None:
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else None
+
+    return {
+        "rate_bps": rate_bps,
+        "rtt_s": rtt_s,
+        "pings": pings,
+        "ping_replies": len(rtts),
+        "ping_expected_ns": expected_ns,
+        "ping_min_ns": ordered[0] if ordered else None,
+        "ping_median_ns": quantile(0.5),
+        "ping_p99_ns": quantile(0.99),
+        "udp_received_rate_bps": received,
+        "udp_rate_error": None if received is None else received / rate_bps - 1,
+        "udp_send_errors": udp["send_errors"],
+        "emulator": facts["emulator"],
+        "kernel_release": facts["kernel_release"],
+    }
+
+
+def exit_spread(
+    rate_bps: float,
+    rtt_s: float,
+    *,
+    repeats: int = 3,
+    duration_s: float = 3.0,
+    realtime_priority: int | None = 50,
+) -> dict[str, Any]:
+    """Run one CUBIC flow with Linux's HyStart on the path ``repeats`` times and report how far
+    its slow-start exits spread: (max − min) / median of the exit cwnd and of the exit time."""
+    doc = _path(rate_bps, rtt_s, duration_s)
+    doc["flows"] = [{"cc": "cubic", "startup": "hystart", "startup_params": {"variant": "linux"}}]
+    scenario = Scenario.from_dict(doc)
+    exits = []
+    for _ in range(repeats):
+        result = run(scenario, realtime_priority=realtime_priority)
+        row = result.flows.row(0, named=True)
+        exits.append(
+            {
+                "time_s": row["ss_exit_s"],
+                "cwnd": row["ss_exit_cwnd"],
+                "reason": row["ss_exit_reason"],
+                "lateness_p99_ns": result.kernel["emulator"]["lateness_p99_ns"],
+                "steal_ns": result.kernel["emulator"]["steal_ns"],
+            }
+        )
+
+    def spread(key: str) -> float | None:
+        values = sorted(e[key] for e in exits if e[key] is not None)
+        if len(values) < len(exits) or not values:
+            return None
+        median = values[len(values) // 2]
+        return (values[-1] - values[0]) / median if median else None
+
+    return {
+        "rate_bps": rate_bps,
+        "rtt_s": rtt_s,
+        "exits": exits,
+        "cwnd_spread": spread("cwnd"),
+        "time_spread": spread("time_s"),
+        "reasons": sorted({str(e["reason"]) for e in exits}),
+    }

@@ -17,7 +17,8 @@ use crate::tables::{tables, RunFacts};
 use crate::testbed;
 use crate::trace::{self, Tracefs, Tracer};
 use crate::traffic::{
-    aborted, monotonic_ns, run_tcp, run_udp, sleep_until, TcpJob, TcpOutcome, UdpJob, UdpOutcome,
+    aborted, monotonic_ns, ping, run_tcp, run_udp, sleep_until, PingJob, TcpJob, TcpOutcome,
+    UdpJob, UdpOutcome,
 };
 use startlab_core::measure::recorder::link_summaries;
 use startlab_core::measure::{jain_index, Recorder, Report, RunStats};
@@ -105,6 +106,9 @@ pub struct KernelFacts {
     pub global_settings: Vec<(String, String)>,
     /// What killed runs had left and this run removed or restored.
     pub cleaned: Vec<String>,
+    pub udp: Vec<UdpFacts>,
+    /// Round-trip times of the ping probe (ns; `None`: no reply), if it was asked for.
+    pub pings: Vec<Option<u64>>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -159,6 +163,44 @@ impl EmulatorFacts {
             write_errors: report.sides.iter().map(|s| s.write_errors).sum(),
         }
     }
+}
+
+/// How to run: the emulator's settings, and optional probes.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    pub emulator: EmulatorConfig,
+    /// ICMP echo requests between two hosts of the scenario while it runs.
+    pub ping: Option<PingSpec>,
+}
+
+#[derive(Clone, Debug)]
+pub struct PingSpec {
+    /// Host names of the scenario (`s0`, `r0`).
+    pub src: String,
+    pub dst: String,
+    pub count: u32,
+    /// The first request's time (from the run's start), and the pause between a reply and the
+    /// next request.
+    pub start: startlab_core::time::Duration,
+    pub interval: startlab_core::time::Duration,
+    /// ICMP payload bytes (56 as ping sends).
+    pub payload: usize,
+}
+
+/// What a UDP source's receiver saw.
+#[derive(Clone, Debug, Default)]
+pub struct UdpFacts {
+    pub flow: u32,
+    pub delivered_packets: u64,
+    pub delivered_bytes: u64,
+    /// From the first packet received to the last, ns from the run's start.
+    pub first_ns: Option<u64>,
+    pub last_ns: Option<u64>,
+    /// The rate the packets after the first arrived at: (bytes − the first packet's) × 8 /
+    /// (last − first), bit/s of whole IP packets.
+    pub received_rate_bps: Option<f64>,
+    /// Sends the sending host refused (socket or device queue full).
+    pub send_errors: u64,
 }
 
 /// A finished kernel run: the simulator's tables and what only the kernel world has.
@@ -219,7 +261,8 @@ pub fn clean() -> Result<Vec<String>, KernelError> {
 const LEAD_NS: u64 = 300_000_000;
 
 /// Runs `s` on the kernel. Refusals come before anything is created.
-pub fn run(s: &ResolvedScenario, config: EmulatorConfig) -> Result<KernelRun, KernelError> {
+pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, KernelError> {
+    let config = options.emulator.clone();
     preflight()?;
     let available = available_controls();
     let plan = plan(s, &available).map_err(KernelError::Refused)?;
@@ -305,7 +348,24 @@ pub fn run(s: &ResolvedScenario, config: EmulatorConfig) -> Result<KernelRun, Ke
         })
         .collect();
     let udp = std::thread::spawn(move || run_udp(&udp_jobs));
+    let pinger = options.ping.as_ref().map(|p| {
+        let job = PingJob {
+            src: host(&p.src).host.clone(),
+            dst: host(&p.dst).host.addr,
+            count: p.count,
+            start_ns: t0 + p.start.as_nanos(),
+            interval_ns: p.interval.as_nanos(),
+            payload: p.payload,
+        };
+        std::thread::spawn(move || ping(&job))
+    });
     let outcomes = run_tcp(&jobs);
+    if let Some(p) = pinger {
+        facts.pings = p
+            .join()
+            .map_err(|_| KernelError::Failed("the ping probe panicked".into()))?
+            .map_err(failed("ping"))?;
+    }
     let udp = udp
         .join()
         .map_err(|_| KernelError::Failed("the UDP traffic panicked".into()))?;
@@ -379,6 +439,28 @@ fn assemble(
         records,
     );
     facts.emulator = EmulatorFacts::of(&emulated);
+    facts.udp = udp
+        .iter()
+        .map(|o| {
+            let since = |t: u64| t.saturating_sub(t0);
+            let rate = match (o.first_ns, o.last_ns) {
+                (Some(a), Some(b)) if b > a && o.source.delivered_packets > 1 => {
+                    let first = u64::from(o.source.packet_bytes);
+                    Some((o.source.delivered_bytes - first) as f64 * 8e9 / (b - a) as f64)
+                }
+                _ => None,
+            };
+            UdpFacts {
+                flow: o.flow,
+                delivered_packets: o.source.delivered_packets,
+                delivered_bytes: o.source.delivered_bytes,
+                first_ns: o.first_ns.map(since),
+                last_ns: o.last_ns.map(since),
+                received_rate_bps: rate,
+                send_errors: o.send_errors,
+            }
+        })
+        .collect();
     facts.connections = plan
         .connections
         .iter()

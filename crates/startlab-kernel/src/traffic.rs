@@ -386,6 +386,19 @@ pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
                     }
                 };
                 socket.set_read_timeout(Some(Duration::from_millis(20)))?;
+                // A receive buffer that holds a second at 100 Mbit/s, so that a receiver thread
+                // that runs late loses nothing (root may exceed net.core.rmem_max).
+                let size: libc::c_int = 16 << 20;
+                // SAFETY: a live int of its size.
+                unsafe {
+                    libc::setsockopt(
+                        socket.as_raw_fd(),
+                        libc::SOL_SOCKET,
+                        libc::SO_RCVBUFFORCE,
+                        (&size as *const libc::c_int).cast(),
+                        std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                    )
+                };
                 let deadline = job.t0_ns + job.source.stop.as_nanos() + 1_000_000_000;
                 let mut buf = vec![0u8; 65536];
                 let (mut packets, mut bytes, mut first, mut last) = (0, 0, None, None);
@@ -466,4 +479,183 @@ pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
         });
     }
     outcomes
+}
+
+/// ICMP echo requests from one host to another while a run goes on, to measure the round-trip
+/// time the emulated path gives (`startlab kernel accuracy`).
+#[derive(Clone, Debug)]
+pub struct PingJob {
+    pub src: Host,
+    pub dst: Ipv4Addr,
+    pub count: u32,
+    /// The first request's time, and the pause between a reply and the next request
+    /// (monotonic ns): one request is out at a time.
+    pub start_ns: u64,
+    pub interval_ns: u64,
+    /// ICMP payload bytes (the IP packet is 28 bytes more).
+    pub payload: usize,
+}
+
+/// The Internet checksum (RFC 1071).
+fn checksum(data: &[u8]) -> u16 {
+    let mut sum: u32 = data
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
+        .sum();
+    while sum >> 16 != 0 {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// `CLOCK_REALTIME`, ns (the clock of socket timestamps).
+fn realtime_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Receives one packet with its kernel receive time (`SO_TIMESTAMPNS`, realtime ns), or
+/// `None` on a timeout.
+fn recv_stamped(fd: &OwnedFd, buf: &mut [u8]) -> Option<(usize, u64)> {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let mut control = [0u64; 16];
+    // SAFETY: a zeroed msghdr is valid; its pointers are set to live buffers below.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control);
+    // SAFETY: the msghdr points at live buffers of the given sizes.
+    let n = unsafe { libc::recvmsg(fd.as_raw_fd(), &mut msg, 0) };
+    if n < 0 {
+        return None;
+    }
+    let mut stamp = realtime_ns();
+    // SAFETY: walking the control messages the kernel wrote into `control`.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                stamp = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    Some((n as usize, stamp))
+}
+
+/// Sends `job.count` echo requests one at a time and returns each round-trip time (ns), `None`
+/// for a request without a reply within 1 s. A round trip runs from just before the request is
+/// sent to the kernel's receive stamp of the reply.
+pub fn ping(job: &PingJob) -> io::Result<Vec<Option<u64>>> {
+    let job = job.clone();
+    std::thread::spawn(move || -> io::Result<Vec<Option<u64>>> {
+        enter(&job.src)?;
+        // SAFETY: a raw ICMP socket (root), owned at once.
+        let fd = unsafe {
+            libc::socket(
+                libc::AF_INET,
+                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+                libc::IPPROTO_ICMP,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: as above.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let tv = libc::timeval {
+            tv_sec: 0,
+            tv_usec: 5_000,
+        };
+        // SAFETY: a live timeval of its size.
+        unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                (&tv as *const libc::timeval).cast(),
+                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+            )
+        };
+        let one: libc::c_int = 1;
+        // SAFETY: a live int of its size. The kernel stamps each reply when it reaches the
+        // socket, so the ping thread's own wake-up is not in the round-trip time.
+        unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_TIMESTAMPNS,
+                (&one as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        let to = sockaddr(SocketAddrV4::new(job.dst, 0));
+        let id = (std::process::id() & 0xffff) as u16;
+        let mut rtts = Vec::with_capacity(job.count as usize);
+        let mut buf = [0u8; 2048];
+        let mut next = job.start_ns;
+        for seq in 0..job.count {
+            sleep_until(next);
+            if aborted() {
+                break;
+            }
+            let mut req = vec![0u8; 8 + job.payload];
+            req[0] = 8; // echo request
+            req[4..6].copy_from_slice(&id.to_be_bytes());
+            req[6..8].copy_from_slice(&(seq as u16).to_be_bytes());
+            let c = checksum(&req);
+            req[2..4].copy_from_slice(&c.to_be_bytes());
+            let sent = realtime_ns();
+            // SAFETY: a live buffer and address of their sizes.
+            let rc = unsafe {
+                libc::sendto(
+                    fd.as_raw_fd(),
+                    req.as_ptr().cast(),
+                    req.len(),
+                    0,
+                    (&to as *const libc::sockaddr_in).cast(),
+                    std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+                )
+            };
+            if rc < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let give_up = monotonic_ns() + 1_000_000_000;
+            let mut rtt = None;
+            while monotonic_ns() < give_up && !aborted() {
+                let Some((n, at)) = recv_stamped(&fd, &mut buf) else {
+                    continue;
+                };
+                if n < 28 {
+                    continue;
+                }
+                let ihl = usize::from(buf[0] & 0x0f) * 4;
+                let icmp = &buf[ihl..n];
+                if icmp.len() >= 8
+                    && icmp[0] == 0
+                    && icmp[4..6] == id.to_be_bytes()
+                    && icmp[6..8] == (seq as u16).to_be_bytes()
+                {
+                    rtt = Some(at.saturating_sub(sent));
+                    break;
+                }
+            }
+            rtts.push(rtt);
+            // One request at a time: the next leaves an interval after this reply.
+            next = next.max(monotonic_ns()) + job.interval_ns;
+        }
+        Ok(rtts)
+    })
+    .join()
+    .unwrap_or_else(|_| Err(io::Error::other("the ping thread panicked")))
 }

@@ -6,7 +6,7 @@ mod common;
 use common::is_root;
 use startlab_core::scenario;
 use startlab_emu::EmulatorConfig;
-use startlab_kernel::run::run;
+use startlab_kernel::run::{run, RunOptions};
 
 fn resolve(path: &str) -> scenario::ResolvedScenario {
     let text = std::fs::read_to_string(path).unwrap();
@@ -21,7 +21,7 @@ fn kernel_scratch() {
     }
     let s = resolve(&std::env::var("SCENARIO").unwrap());
     let rt = std::env::var("RT").ok().map(|v| v.parse().unwrap());
-    let out = run(&s, EmulatorConfig { realtime: rt, ..EmulatorConfig::default() }).unwrap();
+    let out = run(&s, &RunOptions { emulator: EmulatorConfig { realtime: rt, ..EmulatorConfig::default() }, ping: None }).unwrap();
     let r = &out.report;
     println!("{:?}", out.facts);
     println!("flows: exit {:?} {:?} {:?} goodput {:?} retrans {:?}", r.flows.ss_exit_ns, r.flows.ss_exit_cwnd, r.flows.ss_exit_reason, r.flows.goodput_bps, r.flows.retransmissions);

@@ -111,6 +111,9 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
         start_ns: t0,
         end_ns: t0 + 1_000_000_000,
         hystart: &[None, None],
+        datagrams: &[],
+        udp: &[],
+        network: &startlab_core::net::Network::default(),
     };
     let (series, flows) = tables(&run, &records);
     assert_eq!(flows.len(), 2);

@@ -13,7 +13,7 @@ use pyo3::types::{PyDict, PyList};
 use startlab_core::scenario;
 use startlab_core::time::Duration;
 use startlab_emu::EmulatorConfig;
-use startlab_kernel::run::{self, KernelError, KernelFacts};
+use startlab_kernel::run::{self, KernelError, KernelFacts, PingSpec, RunOptions};
 use startlab_kernel::traffic::ABORT;
 use std::sync::atomic::Ordering;
 
@@ -59,6 +59,20 @@ fn facts_dict<'py>(py: Python<'py>, f: &KernelFacts) -> PyResult<Bound<'py, PyDi
         conns.append(cd)?;
     }
     d.set_item("connections", conns)?;
+    let udp = PyList::empty(py);
+    for u in &f.udp {
+        let ud = PyDict::new(py);
+        ud.set_item("flow", u.flow)?;
+        ud.set_item("delivered_packets", u.delivered_packets)?;
+        ud.set_item("delivered_bytes", u.delivered_bytes)?;
+        ud.set_item("first_ns", u.first_ns)?;
+        ud.set_item("last_ns", u.last_ns)?;
+        ud.set_item("received_rate_bps", u.received_rate_bps)?;
+        ud.set_item("send_errors", u.send_errors)?;
+        udp.append(ud)?;
+    }
+    d.set_item("udp", udp)?;
+    d.set_item("pings_ns", &f.pings)?;
     Ok(d)
 }
 
@@ -67,25 +81,36 @@ fn facts_dict<'py>(py: Python<'py>, f: &KernelFacts) -> PyResult<Bound<'py, PyDi
 /// kernel cannot honour, ``KernelUnavailable`` when the machine cannot run it,
 /// ``KeyboardInterrupt`` when interrupted (after removing what it created).
 #[pyfunction]
-#[pyo3(signature = (scenario_json, realtime_priority = Some(50), spin_us = 30))]
+#[pyo3(signature = (scenario_json, realtime_priority = Some(50), spin_us = 30, ping = None))]
 fn kernel_run<'py>(
     py: Python<'py>,
     scenario_json: &str,
     realtime_priority: Option<i32>,
     spin_us: u64,
+    ping: Option<(String, String, u32, u64, u64)>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let s = scenario::from_json(scenario_json).map_err(scenario_error)?;
     let resolved = scenario::resolve(&s).map_err(scenario_error)?;
     let document = serde_json::to_string(&resolved.document).expect("serializes");
     let warnings: Vec<String> = resolved.warnings.iter().map(|w| w.to_string()).collect();
-    let config = EmulatorConfig {
-        spin: Duration::from_micros(spin_us),
-        realtime: realtime_priority,
-        ..EmulatorConfig::default()
+    let options = RunOptions {
+        emulator: EmulatorConfig {
+            spin: Duration::from_micros(spin_us),
+            realtime: realtime_priority,
+            ..EmulatorConfig::default()
+        },
+        ping: ping.map(|(src, dst, count, start_ns, interval_ns)| PingSpec {
+            src,
+            dst,
+            count,
+            start: Duration::from_nanos(start_ns),
+            interval: Duration::from_nanos(interval_ns),
+            payload: 56,
+        }),
     };
     ABORT.store(false, Ordering::SeqCst);
     let t0 = std::time::Instant::now();
-    let worker = std::thread::spawn(move || run::run(&resolved, config));
+    let worker = std::thread::spawn(move || run::run(&resolved, &options));
     while !worker.is_finished() {
         py.allow_threads(|| std::thread::sleep(std::time::Duration::from_millis(50)));
         if let Err(e) = py.check_signals() {
