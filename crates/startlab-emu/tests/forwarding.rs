@@ -209,3 +209,130 @@ fn routes_that_share_a_link_in_both_directions_are_refused() {
         .expect("refused");
     assert!(err.to_string().starts_with("link r2->r1 is on routes of both sides"), "{err}");
 }
+
+/// A single link a → b of `rate` / 1 ms with `discipline` and random `loss`.
+fn one_link(discipline: Discipline, loss: f64, rate: Rate) -> Network {
+    let mut net = Network::default();
+    let a = net.add_node("a", NodeKind::Host);
+    let b = net.add_node("b", NodeKind::Host);
+    let p = |discipline: Discipline, loss: f64| LinkParams {
+        rate,
+        delay: Duration::from_millis(1),
+        discipline,
+        loss,
+    };
+    let back = Discipline::DropTail(DropTail {
+        limit: Limit::Packets(1000),
+    });
+    net.add_link(a, b, p(discipline, loss), p(back, 0.0), "bottleneck", 7);
+    net.compute_routes();
+    net
+}
+
+/// Sends `n` packets of 1000 B from a to b, `gap_us` apart, through a fresh emulator over
+/// `net`; returns the emulator's report and the ids b received.
+fn blast(net: Network, n: u16, gap_us: u64) -> (startlab_emu::EmulatorReport, Vec<u16>) {
+    let end = Time::ZERO + Duration::from_secs(10);
+    let spec = MeasureSpec {
+        interval: None,
+        links: vec![0],
+        ..MeasureSpec::default()
+    };
+    let recorder = Recorder::new(spec, net.links.len(), end);
+    let (a_emu, a_host) = socket_pair();
+    let (b_emu, b_host) = socket_pair();
+    let hosts = vec![
+        Attachment {
+            node: 0,
+            addr: "198.18.0.1".parse().unwrap(),
+            fd: a_emu,
+            side: 0,
+        },
+        Attachment {
+            node: 1,
+            addr: "198.18.0.2".parse().unwrap(),
+            fd: b_emu,
+            side: 1,
+        },
+    ];
+    let emu =
+        Emulator::start(net, recorder, hosts, EmulatorConfig::default(), monotonic_ns(), end).unwrap();
+    let receiver = std::thread::spawn(move || receive(&b_host, n as usize, 3_000_000_000));
+    let t0 = monotonic_ns();
+    for id in 0..n {
+        while monotonic_ns() < t0 + id as u64 * gap_us * 1000 {
+            std::hint::spin_loop();
+        }
+        send(&a_host, &ipv4([198, 18, 0, 2], 1000, id));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let got = receiver.join().unwrap();
+    (emu.finish().unwrap(), got.into_iter().map(|g| g.1).collect())
+}
+
+/// Replays the arrivals the emulator recorded (one queue row per packet offered, at the time
+/// it was read) into a fresh core link built the same way, and returns the drop and loss
+/// counters after each arrival.
+fn replay(mut net: Network, times: &[i64]) -> Vec<(u64, u64)> {
+    use startlab_core::net::{Packet, PacketKind, SackBlocks};
+    let link = &mut net.links[0];
+    times
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| {
+            let p = Packet {
+                flow: 0,
+                src: 0,
+                dst: 1,
+                wire_bytes: 1000,
+                kind: PacketKind::Datagram,
+                seq: 0,
+                rwnd_segments: 0,
+                ts: Time::ZERO,
+                sack: SackBlocks::default(),
+            };
+            link.enqueue(Time::from_nanos(t as u64), p, i as u64);
+            (link.stats.drops, link.stats.losses)
+        })
+        .collect()
+}
+
+#[test]
+fn red_and_random_loss_decide_as_the_simulators_link_does_on_the_same_arrivals() {
+    use startlab_core::net::{Red, RedParams};
+    use startlab_core::rng::Rng;
+    // 8 Mbit/s (1 ms per packet) fed at one packet per 700 µs: the queue grows, and RED starts
+    // dropping early; 5 % of what it admits is lost on the wire.
+    let rate = Rate::from_mbps(8);
+    let red = || {
+        Discipline::Red(Red::new(
+            RedParams {
+                limit: Limit::Packets(60),
+                min_th: 5.0,
+                max_th: 15.0,
+                max_p: 0.1,
+                w_q: 0.02,
+                gentle: true,
+            },
+            Duration::from_millis(1),
+            Rng::stream(7, 99),
+        ))
+    };
+    let (report, got) = blast(one_link(red(), 0.05, rate), 400, 700);
+    let (_, queue, _) = report.recorder.finish(&report.network);
+    assert_eq!(queue.time_ns.len(), 400, "one row per packet offered");
+    let emulated: Vec<(u64, u64)> = queue
+        .drops
+        .iter()
+        .zip(&queue.losses)
+        .map(|(&d, &l)| (d, l))
+        .collect();
+    let replayed = replay(one_link(red(), 0.05, rate), &queue.time_ns);
+    assert_eq!(emulated, replayed);
+    let (drops, losses) = *emulated.last().unwrap();
+    assert!(drops > 10, "RED dropped {drops}");
+    assert!(losses > 3, "{losses} lost on the wire");
+    // Everything neither dropped nor lost arrived, in order.
+    assert_eq!(got.len() as u64, 400 - drops - losses);
+    assert!(got.windows(2).all(|w| w[0] < w[1]));
+}

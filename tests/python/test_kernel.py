@@ -1,0 +1,310 @@
+"""The kernel world: ``startlab kernel run``, ``startlab compare``, ``startlab kernel clean`` on
+the real kernel (marked ``kernel``: root, namespaces, TUN; ``make test-kernel``), and the
+refusals, which need no root and run in the default suite."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+import tomli_w
+
+import startlab
+import startlab.kernel
+from support import ROOT
+
+CUBIC_PARAMS = Path("/sys/module/tcp_cubic/parameters")
+
+Cli = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def scenario(path: Path, flows: list[dict[str, Any]], **fields: Any) -> Path:
+    """A short one- or two-pair dumbbell with ``flows``, written to ``path``."""
+    doc: dict[str, Any] = {
+        "name": path.stem,
+        "duration": "2s",
+        "topology": {
+            "kind": "dumbbell",
+            "pairs": 2,
+            "bottleneck": {
+                "rate": "50Mbps",
+                "delay": "19ms",
+                "queue": {"kind": "droptail", "limit": "1BDP"},
+            },
+            "access": {"rate": "1Gbps", "delay": "0.5ms"},
+        },
+        "tcp": {"mss": "1448B", "header": "52B", "sack": True, "recovery": "sack"},
+        "flows": flows,
+        "measure": {"interval": "10ms"},
+    }
+    doc.update(fields)
+    path.write_text(tomli_w.dumps(doc), encoding="utf-8")
+    return path
+
+
+def leftovers() -> list[str]:
+    """Namespaces of startlab runs on this machine."""
+    netns = Path("/var/run/netns")
+    return sorted(p.name for p in netns.glob("startlab-*")) if netns.is_dir() else []
+
+
+def cubic_params() -> dict[str, str]:
+    return {p.name: p.read_text().strip() for p in sorted(CUBIC_PARAMS.iterdir())}
+
+
+@pytest.fixture
+def kernel_world() -> Iterator[None]:
+    """Skip, saying why, where the kernel world cannot run; check that a test leaves nothing."""
+    missing = startlab.kernel.preflight()
+    if missing:
+        pytest.skip(f"kernel world unavailable: {missing}")
+    before = cubic_params()
+    yield
+    assert leftovers() == [], "namespaces left behind"
+    assert cubic_params() == before, "tcp_cubic parameters not restored"
+
+
+HYSTART = {"cc": "cubic", "startup": "hystart", "startup_params": {"variant": "linux"}}
+
+
+# -- refusals: no root needed ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flows", "fields", "message"),
+    [
+        ([{"cc": "vegas"}], {}, 'flows[0].cc: "vegas" is not in this kernel'),
+        (
+            [{"cc": "newreno", "tcp": {"initial_ssthresh": 32}}],
+            {},
+            "flows[0].tcp.initial_ssthresh: 32 segments",
+        ),
+        ([{"cc": "cubic", "startup": "hystart"}], {}, "flows[0].startup_params.variant"),
+        ([{"cc": "newreno", "src": "s0", "dst": "s1"}], {}, "flows[0].dst: s0 and s1 are on"),
+        (
+            [{"cc": "newreno", "src": "ls0", "dst": "lr0"}],
+            {
+                "topology": {
+                    "kind": "parking-lot",
+                    "hops": 2,
+                    "bottleneck": {"rate": "50Mbps", "delay": "10ms"},
+                }
+            },
+            "topology.kind: the kernel testbed builds dumbbells",
+        ),
+        ([{"kind": "cbr", "rate": "1Mbps", "packet_size": "9000B"}], {}, "flows[0].packet_size"),
+    ],
+)
+def test_what_the_kernel_cannot_honour_is_refused_by_field_before_anything_runs(
+    cli: Cli, tmp_path: Path, flows: list[dict[str, Any]], fields: dict[str, Any], message: str
+) -> None:
+    path = scenario(tmp_path / "refused.toml", flows, **fields)
+    for command in (
+        ["kernel", "run", path, "-o", tmp_path / "out"],
+        ["compare", path, "-o", tmp_path / "cmp"],
+        ["kernel", "check", path],
+    ):
+        proc = cli(*command)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith(f"startlab: error: {message}"), proc.stderr
+    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "cmp").exists()
+
+
+def test_kernel_check_lists_what_linux_does_whatever_the_scenario_says(
+    cli: Cli, tmp_path: Path
+) -> None:
+    proc = cli("kernel", "check", scenario(tmp_path / "ok.toml", [HYSTART]))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ok: the kernel world can run")
+    assert "RACK-TLP and PRR" in proc.stdout
+
+
+# -- the real kernel -----------------------------------------------------------------------------
+
+
+@pytest.mark.kernel
+def test_kernel_run_writes_the_simulators_tables_from_the_kernels_state(
+    cli: Cli, tmp_path: Path, kernel_world: None
+) -> None:
+    flows = [
+        {"pair": 0, **HYSTART},
+        {"pair": 1, "cc": "newreno", "start": "0.3s", "size": "500KB"},
+        {"pair": 1, "kind": "cbr", "rate": "5Mbps", "start": "0.5s", "stop": "1.5s"},
+    ]
+    path = scenario(tmp_path / "k.toml", flows)
+    out = tmp_path / "out"
+    proc = cli("kernel", "run", path, "-o", out, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "packets emulated" in proc.stdout
+    kernel = startlab.Result.load(out)
+    simulated = startlab.run(path)
+    assert kernel.world == "kernel"
+    assert simulated.world == "simulator"
+    for table in startlab.result.TABLES:
+        assert getattr(kernel, table).schema == getattr(simulated, table).schema, table
+    f = kernel.flows.sort("flow")
+    assert f["kind"].to_list() == ["tcp", "tcp", "cbr"]
+    assert f["cc"].to_list()[:2] == ["cubic", "newreno"]
+    # CUBIC's slow start ended, with one of the simulator's reason names.
+    assert f["ss_exit_reason"][0] in {"hystart-train", "hystart-delay", "loss"}
+    assert f["ss_exit_cwnd"][0] > 10
+    # The finite flow completed and delivered its size; the CBR source sent its second.
+    assert f["delivered_bytes"][1] == 500_000
+    assert f["completion_ns"][1] is not None
+    assert f["sent_packets"][2] == 625
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["world"] == "kernel"
+    assert summary["kernel"]["kernel_release"] == os.uname().release
+    assert summary["kernel"]["emulator"]["packets"] > 1000
+    assert kernel.queue_series.height > 100
+    assert kernel.flow_series.height > 100
+
+
+@pytest.mark.kernel
+@pytest.mark.parametrize(
+    ("flow", "reasons"),
+    [
+        # An overflow of a whole BDP sometimes ends in a retransmission timeout before recovery
+        # is under way: both are losses, named as the kernel's congestion state says.
+        ({"cc": "newreno"}, {"loss", "timeout"}),
+        ({"cc": "cubic"}, {"loss", "timeout"}),
+        (HYSTART, {"hystart-train", "hystart-delay"}),
+    ],
+    ids=["reno", "cubic-hystart-off", "cubic-hystart-on"],
+)
+def test_every_built_in_controller_runs_and_reports_its_exit(
+    tmp_path: Path, kernel_world: None, flow: dict[str, Any], reasons: set[str]
+) -> None:
+    # 100 Mbit/s, 40 ms, 1 BDP: without HyStart slow start overflows the buffer; Linux's
+    # HyStart (unpaced) ends it by the ACK train near the BDP (docs/kernel.md).
+    path = scenario(
+        tmp_path / "exit.toml",
+        [flow],
+        topology={
+            "kind": "dumbbell",
+            "bottleneck": {
+                "rate": "100Mbps",
+                "delay": "19ms",
+                "queue": {"kind": "droptail", "limit": "1BDP"},
+            },
+            "access": {"rate": "1Gbps", "delay": "0.5ms"},
+        },
+    )
+    result = startlab.kernel.run(path)
+    row = result.flows.row(0, named=True)
+    assert row["ss_exit_reason"] in reasons, row
+    expected = "reno" if flow["cc"] == "newreno" else "cubic"
+    assert result.kernel["connections"][0]["cc"] == expected
+    # Neither the receiver's window nor the send buffer held the flow back (beyond the first
+    # round trips' autotuning: under 1 % of the run).
+    conn = result.kernel["connections"][0]
+    assert conn["rwnd_limited_ns"] < 20e6, conn
+    assert conn["sndbuf_limited_ns"] < 20e6, conn
+
+
+@pytest.mark.kernel
+def test_compare_writes_both_worlds_and_their_differences(
+    cli: Cli, tmp_path: Path, kernel_world: None
+) -> None:
+    path = scenario(tmp_path / "c.toml", [{"pair": 0, **HYSTART}])
+    out = tmp_path / "cmp"
+    proc = cli("compare", path, "-o", out, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert {p.name for p in out.iterdir()} >= {
+        "simulator",
+        "kernel",
+        "differences.md",
+        "differences.parquet",
+        "cwnd.png",
+        "queue.png",
+    }
+    table = pl.read_parquet(out / "differences.parquet")
+    quantities = set(table["quantity"].to_list())
+    assert {
+        "slow-start exit time",
+        "slow-start exit cwnd",
+        "goodput",
+        "retransmissions",
+    } <= quantities
+    goodput = table.filter(pl.col("quantity") == "goodput").row(0, named=True)
+    assert goodput["difference"] == pytest.approx(
+        goodput["kernel_value"] - goodput["simulator_value"]
+    )
+    assert "| slow-start exit reason |" in (out / "differences.md").read_text()
+
+
+def _start_long_run(tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
+    """A 30 s kernel run with a distinctive HyStart parameter, once its namespaces exist."""
+    flow = {**HYSTART, "startup_params": {"variant": "linux", "low_window": 23}}
+    path = scenario(tmp_path / "long.toml", [flow], duration="30s")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "startlab", "kernel", "run", str(path), "-o", str(tmp_path / "o")],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    prefix = f"startlab-{proc.pid}-"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if any(n.startswith(prefix) for n in leftovers()) and (
+            (CUBIC_PARAMS / "hystart_low_window").read_text().strip() == "23"
+        ):
+            time.sleep(1.0)  # the traffic is running
+            return proc, prefix
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError(f"the run did not start: {proc.communicate()}")
+
+
+@pytest.mark.kernel
+def test_ctrl_c_removes_everything_the_run_created(tmp_path: Path, kernel_world: None) -> None:
+    proc, prefix = _start_long_run(tmp_path)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr
+    assert not any(n.startswith(prefix) for n in leftovers())
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.kernel
+def test_sigterm_removes_everything_the_run_created(tmp_path: Path, kernel_world: None) -> None:
+    proc, prefix = _start_long_run(tmp_path)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    assert proc.returncode != 0
+    assert not any(n.startswith(prefix) for n in leftovers())
+
+
+@pytest.mark.kernel
+def test_a_sigkilled_run_is_cleaned_by_kernel_clean(
+    cli: Cli, tmp_path: Path, kernel_world: None
+) -> None:
+    before = (CUBIC_PARAMS / "hystart_low_window").read_text().strip()
+    proc, prefix = _start_long_run(tmp_path)
+    proc.kill()
+    proc.communicate(timeout=30)
+    # What a SIGKILLed run cannot remove is still there...
+    assert any(n.startswith(prefix) for n in leftovers())
+    assert (CUBIC_PARAMS / "hystart_low_window").read_text().strip() == "23"
+    # ... until the next run, or `startlab kernel clean`.
+    clean = cli("kernel", "clean")
+    assert clean.returncode == 0, clean.stderr
+    assert f"removed namespace {prefix}" in clean.stdout
+    assert "restored /sys/module/tcp_cubic/parameters/hystart_low_window" in clean.stdout
+    assert f"removed trace instance {prefix}" in clean.stdout
+    assert not any(n.startswith(prefix) for n in leftovers())
+    assert (CUBIC_PARAMS / "hystart_low_window").read_text().strip() == before
+    again = cli("kernel", "clean")
+    assert again.stdout.strip() == "nothing to remove"
