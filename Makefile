@@ -3,7 +3,8 @@
 #   make demo       run examples/dumbbell-newreno.toml into out/demo
 #   make test       Rust tests, then the Python tests (without the slow ones)
 #   make test-slow  the slow Python tests only
-#   make test-kernel the kernel tests (root, network namespaces, tracefs); says why when it skips
+#   make test-kernel the kernel tests (root, network namespaces, TUN, tracefs); says why when it skips
+#   make kernel-accuracy  the link emulator's accuracy on this machine (root; about 3 minutes)
 #   make lint       ruff and mypy
 #   make bench      the Rust benchmarks
 #   make bench-compare BASE=REV  this tree's speed against commit REV, side by side (ratios)
@@ -52,17 +53,24 @@ demo: setup
 
 test: setup
 	cargo test --workspace
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow and not kernel"
 
 test-slow: setup
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q -m "slow and not kernel"
 
 .PHONY: test-kernel
-test-kernel:
-	@if [ "$$(id -u)" != 0 ]; then echo "kernel tests SKIPPED: they need root (network namespaces, tracefs)"; \
+test-kernel: setup
+	@if [ "$$(id -u)" != 0 ]; then echo "kernel tests SKIPPED: they need root (network namespaces, TUN devices, tracefs)"; \
 	elif ! command -v ip >/dev/null; then echo "kernel tests SKIPPED: iproute2 (ip) is not installed"; \
+	elif [ ! -c /dev/net/tun ]; then echo "kernel tests SKIPPED: this kernel has no TUN devices (/dev/net/tun)"; \
 	elif ! ip netns add startlab-probe-$$$$ 2>/dev/null; then echo "kernel tests SKIPPED: this machine does not allow network namespaces"; \
-	else ip netns del startlab-probe-$$$$; cargo test -p startlab-kernel --test 'kernel_*' -- --ignored; fi
+	else ip netns del startlab-probe-$$$$; \
+		cargo test -p startlab-kernel --test 'kernel_*' -- --ignored && \
+		$(BIN)/python -m pytest -q -m kernel; fi
+
+.PHONY: kernel-accuracy
+kernel-accuracy: setup
+	$(BIN)/startlab kernel accuracy -o out/kernel-accuracy.json
 
 lint: setup
 	$(BIN)/ruff check python tests/python

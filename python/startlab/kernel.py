@@ -69,7 +69,7 @@ def run(
         output = _core.kernel_run(checked.to_json(), realtime_priority, spin_us)
     except ValueError as e:
         raise core_error(e) from None
-    return Result._from_core(output)
+    return Result.from_core(output)
 
 
 def clean() -> list[str]:

@@ -104,7 +104,7 @@ def run(
         output = _core.run(checked.to_json())
     except ValueError as e:
         raise core_error(e) from None
-    return Result._from_core(output)
+    return Result.from_core(output)
 
 
 def jain_index(values: Iterable[float] | npt.ArrayLike) -> float:
@@ -159,7 +159,8 @@ class Result:
     # -- construction -------------------------------------------------------------------------
 
     @classmethod
-    def _from_core(cls, output: _core.RunOutput) -> Result:
+    def from_core(cls, output: _core.RunOutput) -> Result:
+        """A Result from what the core returns for a run (``_core.run``, ``_core.kernel_run``)."""
         names = tuple(_core.phase_names())
         tables = {name: _table(name, output["tables"].get(name, {})) for name in TABLES}
         links = tables["links"]

@@ -346,6 +346,33 @@ struct Side {
     report: SideReport,
 }
 
+/// How much of the last 100 ms a forwarding thread slept, to keep it from being RT-throttled.
+#[derive(Default)]
+struct SpinBudget {
+    window_start: Time,
+    slept_ns: u64,
+}
+
+impl SpinBudget {
+    const WINDOW_NS: u64 = 100_000_000;
+
+    /// Whether the thread may spin now: it has slept at least a fifth of the window so far (or
+    /// the window is young).
+    fn may_spin(&mut self, now: Time) -> bool {
+        let elapsed = now.saturating_since(self.window_start).as_nanos();
+        if elapsed >= Self::WINDOW_NS {
+            self.window_start = now;
+            self.slept_ns = 0;
+            return true;
+        }
+        elapsed < Self::WINDOW_NS / 5 || self.slept_ns * 5 >= elapsed
+    }
+
+    fn slept(&mut self, ns: u64) {
+        self.slept_ns += ns;
+    }
+}
+
 /// The IPv4 destination of a packet, if it is one.
 fn ipv4_destination(packet: &[u8]) -> Option<u32> {
     (packet.len() >= 20 && packet[0] >> 4 == 4)
@@ -377,6 +404,7 @@ impl Side {
             .collect();
         let mut buf = vec![0u8; 65536];
         let spin = self.config.spin.as_nanos();
+        let mut budget = SpinBudget::default();
         loop {
             let now = self.now();
             if now >= self.end || self.stop.load(Ordering::Relaxed) {
@@ -391,14 +419,22 @@ impl Side {
                 .min(self.end);
             let now = self.now();
             let wait = next.saturating_since(now).as_nanos();
-            if wait > spin && !pollfds.is_empty() {
+            // Spinning is allowed while this thread has slept for a fifth of the current
+            // window: a SCHED_FIFO thread that never sleeps is stopped for 50 ms a second by
+            // the kernel's RT throttling (sched_rt_runtime_us), which is far worse than
+            // waking a few microseconds late.
+            let spin = if budget.may_spin(now) { spin } else { 0 };
+            if wait > spin {
                 // At most 10 ms, to see a stop request.
-                if let Err(e) = poll_readable(&mut pollfds, (wait - spin).min(10_000_000)) {
+                let timeout = (wait - spin).min(10_000_000);
+                let slept_from = monotonic_ns();
+                if pollfds.is_empty() {
+                    std::thread::sleep(std::time::Duration::from_nanos(timeout));
+                } else if let Err(e) = poll_readable(&mut pollfds, timeout) {
                     self.report.error = Some(format!("poll: {e}"));
                     break;
                 }
-            } else if wait > spin {
-                std::thread::sleep(std::time::Duration::from_nanos((wait - spin).min(10_000_000)));
+                budget.slept(monotonic_ns() - slept_from);
             }
             if let Err(e) = self.read_all(&mut buf) {
                 self.report.error = Some(e.to_string());

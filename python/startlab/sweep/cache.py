@@ -50,11 +50,12 @@ def build_info() -> dict[str, str]:
     return {"package": package, "core": _core.version(), "build": digest.hexdigest()[:16]}
 
 
-def run_key(scenario_json: str) -> str:
-    """The key of a run: 32 hex digits of SHA-256 over the canonical resolved scenario and
-    :func:`build_info`."""
+def run_key(scenario_json: str, world: str = "simulator") -> str:
+    """The key of a run: 32 hex digits of SHA-256 over the canonical resolved scenario,
+    :func:`build_info` and, for a kernel run, the world."""
     build = json.dumps(build_info(), sort_keys=True, separators=(",", ":"))
-    text = f"startlab-run/{FORMAT}\n{build}\n{scenario_json}"
+    where = "" if world == "simulator" else f"world={world}\n"
+    text = f"startlab-run/{FORMAT}\n{build}\n{where}{scenario_json}"
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 

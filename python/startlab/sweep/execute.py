@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import logging
 import multiprocessing
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from startlab import kernel
 from startlab.result import run
 from startlab.sweep.cache import FORMAT, RunCache, build_info
 from startlab.sweep.metrics import Metric, compute_metrics
@@ -67,6 +69,8 @@ class Task:
     key: str
     scenario: str
     """Resolved scenario, canonical JSON."""
+    world: str = "simulator"
+    """``"simulator"``, or ``"kernel"``: run on Linux's TCP over the link emulator."""
 
 
 @dataclass
@@ -97,8 +101,10 @@ def run_point(
     scenario: str,
     metrics: Sequence[Mapping[str, Any]],
     series_dir: str | None = None,
+    world: str = "simulator",
 ) -> dict[str, Any]:
-    """Simulate one resolved scenario and compute its metrics: the task every executor runs.
+    """Simulate one resolved scenario (or run it on the kernel, ``world="kernel"``) and compute
+    its metrics: the task every executor runs.
 
     Returns the run's record: ``key``, ``status`` (``ok`` or ``error``), ``error``,
     ``stage`` of a failure (``simulation`` or ``metrics``), ``metrics`` (metric id -> value),
@@ -121,7 +127,12 @@ def run_point(
         "worker": {"host": socket.gethostname(), "pid": os.getpid()},
     }
     try:
-        result = run(json.loads(scenario))
+        if world == "kernel":
+            result = kernel.run(json.loads(scenario))
+        else:
+            result = run(json.loads(scenario))
+    except kernel.KernelUnavailable as e:
+        record.update(status="error", stage="kernel", error=f"the kernel world is unavailable: {e}")
     except ValueError as e:  # ScenarioError: what the core said
         record.update(status="error", stage="simulation", error=str(e))
     except (KeyboardInterrupt, SystemExit, MemoryError):
@@ -217,8 +228,10 @@ def execute(
     local_build = build_info()
 
     scenarios: dict[str, str] = {}
+    worlds: dict[str, str] = {}
     for point in points:
         scenarios.setdefault(point.key, point.scenario)
+        worlds.setdefault(point.key, getattr(point, "world", "simulator"))
     execution = Execution(records={}, runs=len(scenarios))
     todo: list[Task] = []
     previous: dict[str, dict[str, Any]] = {}
@@ -235,10 +248,24 @@ def execute(
         else:
             if record is not None and record.get("status") == "ok":
                 previous[key] = record
-            todo.append(Task(key, scenario))
+            todo.append(Task(key, scenario, worlds[key]))
+    # Kernel runs need the machine to themselves: on a cluster, workers that declare a
+    # "testbed" resource take them one at a time; here they run in this process after the
+    # simulations, one after the other.
+    kernel_todo = [t for t in todo if t.world == "kernel"]
+    if cluster is None:
+        todo = [t for t in todo if t.world != "kernel"]
+        if kernel_todo:
+            execution.notes.append(
+                f"{len(kernel_todo)} kernel run{'s' if len(kernel_todo) > 1 else ''} in this "
+                "process after the simulations, one at a time"
+            )
 
     backend: _Backend
-    if not todo:
+    if not todo and kernel_todo:
+        backend = _Inline()
+        execution.where = "this process (kernel runs, one at a time)"
+    elif not todo:
         backend = _Inline()
         execution.where = "nothing to run"
     elif cluster is not None:
@@ -257,7 +284,10 @@ def execute(
     bar = _Progress(label, execution.runs, execution.cached, execution.failed, progress)
     try:
         series_dir = str(cache.directory) if series else None
-        for record in backend.run(todo, metric_specs, series_dir):
+        records = backend.run(todo, metric_specs, series_dir)
+        if cluster is None and kernel_todo:
+            records = itertools.chain(records, _Inline().run(kernel_todo, metric_specs, series_dir))
+        for record in records:
             key = record["key"]
             if record.get("build") != local_build:  # never keep a run under another's key
                 found = (record.get("build") or {}).get("build")
@@ -364,7 +394,7 @@ class _Inline(_Backend):
         self, tasks: Sequence[Task], metrics: list[dict[str, Any]], series_dir: str | None
     ) -> Iterator[dict[str, Any]]:
         for task in tasks:
-            yield run_point(task.key, task.scenario, metrics, series_dir)
+            yield run_point(task.key, task.scenario, metrics, series_dir, task.world)
 
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
@@ -626,9 +656,13 @@ class _Dask(_Backend):
                         task.scenario,
                         metrics,
                         series_dir,
+                        task.world,
                         key=f"startlab-run-{task.key}-{asked}",
                         retries=2,
                         pure=False,
+                        # A kernel run takes a whole testbed machine: only workers started
+                        # with `--resources testbed=1` run them, one at a time each.
+                        **({"resources": {"testbed": 1}} if task.world == "kernel" else {}),
                     )
                 )
             keys = {id(f): t.key for f, t in zip(futures, tasks, strict=True)}

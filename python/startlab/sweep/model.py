@@ -28,6 +28,7 @@ __all__ = [
     "PLAN_FIELDS",
     "SCENARIO_FIELDS",
     "TCP_KINDS",
+    "WORLDS",
     "Axis",
     "Description",
     "FlowInfo",
@@ -209,7 +210,7 @@ def canonical_json(resolved: Mapping[str, Any]) -> str:
 
 # -- the parts of a plan -------------------------------------------------------------------------
 
-PLAN_FIELDS = ("name", "description", "base", "axes", "zip", "metrics", "plots")
+PLAN_FIELDS = ("name", "description", "base", "world", "axes", "zip", "metrics", "plots")
 SCENARIO_FIELDS = ("name", "seed", "duration", "topology", "tcp", "flows", "measure")
 FIXED_COLUMNS = ("point", "key", "status", "error", "events", "wall_time_s")
 """Columns of every results table besides the axes, ``seed`` and the metrics."""
@@ -224,8 +225,13 @@ ALIASES: dict[str, str] = {
     "topology.bottleneck.delay (the access links keep their delays)",
     "buffer": "topology.bottleneck.queue.limit",
     "loss": "topology.bottleneck.loss",
+    "world": 'where each run happens: "simulator", or "kernel" (Linux\'s TCP over the link '
+    "emulator, docs/kernel.md: root, one run at a time)",
 }
 """Axis names that are not scenario paths, and what they set."""
+
+WORLDS = ("simulator", "kernel")
+"""Where a run can happen (the ``world`` axis or plan field)."""
 
 ALIAS_TARGETS: dict[str, list[tuple[str, ...]]] = {
     "algorithm": [("flows", "*", "cc"), ("flows", "*", "startup")],
@@ -235,6 +241,7 @@ ALIAS_TARGETS: dict[str, list[tuple[str, ...]]] = {
     "rtt": [("topology", "bottleneck", "delay")],
     "buffer": [("topology", "bottleneck", "queue", "limit")],
     "loss": [("topology", "bottleneck", "loss")],
+    "world": [],
 }
 """The scenario paths each alias sets (``*``: every entry of a list)."""
 
@@ -269,7 +276,10 @@ class Point:
     scenario: str
     """The resolved scenario as canonical JSON (:func:`canonical_json`): what is simulated."""
     key: str
-    """Content hash of ``scenario`` and the simulator build (:func:`startlab.sweep.run_key`)."""
+    """Content hash of ``scenario``, the world and the simulator build
+    (:func:`startlab.sweep.run_key`)."""
+    world: str = "simulator"
+    """Where it runs: ``"simulator"`` or ``"kernel"``."""
 
     def label(self) -> str:
         """``point 12 (rtt="20ms", seed=3)``."""

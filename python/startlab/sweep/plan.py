@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from startlab import _core
+from startlab import _core, kernel
 from startlab.scenario import (
     ScenarioError,
     dumps_toml,
@@ -36,6 +36,7 @@ from startlab.sweep.model import (
     PLAN_FIELDS,
     SCENARIO_FIELDS,
     TCP_KINDS,
+    WORLDS,
     Axis,
     PlotSpec,
     Point,
@@ -136,6 +137,14 @@ class SweepPlan:
                 f"description: expected a string, not {describe_type(description)}"
             )
         self.description: str = description
+        world = document.get("world", "simulator")
+        if world not in WORLDS:
+            raise SweepPlanError(
+                f"world: {toml_value(world)} is not a world; allowed: "
+                + ", ".join(f'"{w}"' for w in WORLDS)
+            )
+        self.world: str = world
+        """Where the runs happen unless a ``world`` axis says otherwise."""
 
         self.dimensions: list[list[Axis]] = _parse_axes(
             document.get("axes", {}), document.get("zip", {})
@@ -457,6 +466,13 @@ def _check_alias_values(name: str, values: Sequence[Any], where: str) -> None:
                 _split_algorithm(name, value, algorithms)
             except ScenarioError as e:
                 raise SweepPlanError(f"{where}: {str(e).partition(': ')[2]}") from None
+    if name == "world":
+        for value in values:
+            if value not in WORLDS:
+                raise SweepPlanError(
+                    f"{where}: {toml_value(value)} is not a world; allowed: "
+                    + ", ".join(f'"{w}"' for w in WORLDS)
+                )
     family = {"rtt": "duration", "bandwidth": "rate"}.get(name)
     if family:
         for value in values:
@@ -510,7 +526,7 @@ def _build_points(plan: SweepPlan) -> list[Point]:
     choices = [range(len(dimension[0].values)) for dimension in plan.dimensions]
     total = plan.size
     points: list[Point] = []
-    cache: dict[str, str] = {}
+    cache: dict[tuple[str, str], str] = {}
     algorithms = _known_algorithms()
     for index, combination in enumerate(itertools.product(*choices)):
         values: dict[str, Any] = {}
@@ -526,11 +542,18 @@ def _build_points(plan: SweepPlan) -> list[Point]:
             if values:
                 prefix += f" ({describe_values(values)})"
             raise SweepPlanError(f"{prefix}: {e}") from None
+        world = values.get("world", plan.world)
+        if world == "kernel":
+            try:
+                kernel.check(document)
+            except ScenarioError as e:
+                prefix = f"point {index} of {total} ({describe_values(values)}), world kernel"
+                raise SweepPlanError(f"{prefix}: {e}") from None
         text = canonical_json(resolved)
-        key = cache.get(text)
+        key = cache.get((text, world))
         if key is None:
-            key = cache[text] = run_key(text)
-        points.append(Point(index, values, text, key))
+            key = cache[(text, world)] = run_key(text, world)
+        points.append(Point(index, values, text, key, world))
     return points
 
 
@@ -546,6 +569,8 @@ def apply_values(
     algorithms = algorithms if algorithms is not None else _known_algorithms()
     later = []
     for name, value in values.items():
+        if name == "world":
+            continue  # where the run happens, not a scenario field
         if name == "rtt":
             later.append(value)
         elif name in ("algorithm", "cc", "startup"):
