@@ -284,3 +284,86 @@ fn runs_that_would_not_fit_in_memory_are_refused_with_the_estimate() {
         "{e}"
     );
 }
+
+#[test]
+fn too_many_nodes_are_refused_naming_the_pairs_that_bring_them() {
+    let lot = |pairs: &str| {
+        format!(
+            "duration = \"2s\"\n[topology]\nkind = \"parking-lot\"\nhops = 2\n{pairs}\nbottleneck = {{ rate = \"10Mbps\", delay = \"10ms\" }}\n[[flows]]\nsrc = \"ls0\"\ndst = \"lr0\"\n"
+        )
+    };
+    // 2 x 10000 long-pair hosts + 2 x 1 x 2 cross-pair hosts + 3 routers = 20007 nodes.
+    let e = error(&lot("long_pairs = 10000"));
+    assert!(
+        e.starts_with("topology.long_pairs: 10000 long pairs and 1 cross pairs on each of 2 hops make 20007 nodes; at most 20002 are allowed"),
+        "{e}"
+    );
+    // 2 x 1 + 2 x 5000 x 2 + 3 = 20005: the cross pairs.
+    let e = error(&lot("cross_pairs = 5000"));
+    assert!(
+        e.starts_with("topology.cross_pairs: 1 long pairs and 5000 cross pairs"),
+        "{e}"
+    );
+}
+
+/// One flow over s0 -> left (`access`) -> right (`bottleneck`) -> r0, recorded on every event.
+fn event_level(duration: &str, bottleneck: &str, access: &str, extra: &str) -> String {
+    format!(
+        "duration = \"{duration}\"\n[topology]\nkind = \"dumbbell\"\nbottleneck = {{ rate = \"{bottleneck}\", delay = \"10ms\" }}\naccess = {{ rate = \"{access}\", delay = \"1ms\" }}\n{extra}\n[[flows]]\ncc = \"newreno\"\n[measure]\ninterval = \"event\"\n"
+    )
+}
+
+#[test]
+fn event_level_series_that_would_not_fit_in_memory_are_refused_with_the_estimate() {
+    // 1 Gbps access, 1040-byte segments, 1000 s: the access link carries at most
+    // 1e9 x 1000 / 8320 = 1.2019e8 segments, hence as many ACK rows (the tightest link of the
+    // flow, 10 Gbps and the 40-byte ACKs being looser) and as many packets offered to the
+    // bottleneck, plus the SYN and the short last segment of the connection in each:
+    // 2 x (1.2019e8 + 2) rows, of 72 + 44 bytes: 13.0 GiB.
+    let e = error(&event_level("1000s", "10Gbps", "1Gbps", ""));
+    assert!(
+        e.starts_with("measure.interval: \"event\" over 1000s could record up to about 2.404e8 rows (13.0 GiB); at most 4 GiB of series are allowed"),
+        "{e}"
+    );
+    // 1000-byte packets on an 8 Gbps access: 1e6 per second each way. 37 s record
+    // (3.7e7 + 2) x 116 bytes = 4.292e9 <= 4 GiB = 4.295e9; 37.1 s, 4.304e9, is too much,
+    // unless the flow series is off: 3.71e7 x 44 bytes.
+    let tcp = "[tcp]\nmss = \"960B\"\nheader = \"40B\"";
+    let ok = |text: &str| scenario::resolve(&scenario::from_toml(text).unwrap()).map(|_| ());
+    assert_eq!(ok(&event_level("37s", "10Gbps", "8Gbps", tcp)), Ok(()));
+    let e = error(&event_level("37.1s", "10Gbps", "8Gbps", tcp));
+    assert!(e.contains("about 7.420e7 rows (4.0 GiB)"), "{e}");
+    let no_flow_series = event_level("37.1s", "10Gbps", "8Gbps", tcp).replace(
+        "interval = \"event\"",
+        "interval = \"event\"\nflow_series = false",
+    );
+    assert_eq!(ok(&no_flow_series), Ok(()));
+    // Every shipped scenario that records events is far below: 1 Gbps access for 10 s.
+    assert_eq!(ok(&event_level("10s", "100Mbps", "1Gbps", "")), Ok(()));
+}
+
+#[test]
+fn udp_sources_that_would_send_too_many_packets_are_refused_naming_the_rate() {
+    let cbr = |rate: &str, size: &str| {
+        BASE.to_string()
+            + &format!("[[flows]]\nkind = \"cbr\"\nrate = \"{rate}\"\npacket_size = \"{size}\"\n")
+    };
+    // 1 byte at 10000 Gbps: one packet per nanosecond (the finest time step), 1e10 in 10 s.
+    let e = error(&cbr("10000Gbps", "1B"));
+    assert!(
+        e.starts_with("flows[1].rate: 10000Gbps in 1B packets (one every 1ns) over 10s is about 1.000e10 packets; at most 1e7 are allowed"),
+        "{e}"
+    );
+    // 8 Gbps in 1000-byte packets: one every 1 us, 1e7 in 10 s, allowed; in 999-byte packets one
+    // every 999 ns, 1.001e7.
+    let ok = |text: &str| scenario::resolve(&scenario::from_toml(text).unwrap()).map(|_| ());
+    assert_eq!(ok(&cbr("8Gbps", "1000B")), Ok(()));
+    let e = error(&cbr("8Gbps", "999B"));
+    assert!(e.starts_with("flows[1].rate: 8Gbps in 999B packets (one every 999ns) over 10s is about 1.001e7 packets"), "{e}");
+    // Copies count together.
+    let e = error(&cbr("8Gbps", "1000B").replace("packet_size", "count = 2\npacket_size"));
+    assert!(
+        e.contains("over 10s for each of 2 sources is about 2.000e7 packets"),
+        "{e}"
+    );
+}

@@ -407,8 +407,13 @@ proptest! {
             }
         }
         let mutated = lines.join("\n");
-        if let Err(e) = scenario::from_toml(&mutated).and_then(|s| scenario::resolve(&s)) {
-            prop_assert!(!e.message.is_empty());
+        // A document that does not parse may be refused as a whole; every later check names
+        // its field (as the `scenario_toml` fuzz target asserts).
+        match scenario::from_toml(&mutated) {
+            Err(e) => prop_assert!(!e.message.is_empty()),
+            Ok(s) => if let Err(e) = scenario::resolve(&s) {
+                prop_assert!(!e.message.is_empty() && !e.path.is_empty(), "{e}\n{mutated}");
+            }
         }
     }
 }

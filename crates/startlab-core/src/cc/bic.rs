@@ -17,7 +17,9 @@
 //! fast recovery and for its decrease.
 
 use super::counting::{NewlyDelivered, SsCounting};
-use super::params::{above, closed, open, param, AlgorithmConfig, Allowed, Param};
+use super::params::{
+    above, closed, open, param, require, AlgorithmConfig, Allowed, Param, ParamError,
+};
 use super::slow_start::grow_to_ssthresh;
 use super::{Ack, AckSample, CaState, CongestionControl, Tcb};
 use crate::time::Time;
@@ -85,6 +87,17 @@ impl BicConfig {
 
 impl AlgorithmConfig for BicConfig {
     const PARAMS: &'static [Param] = &BIC_PARAMS;
+
+    fn check(&self) -> Result<(), ParamError> {
+        check_increments(self.s_min, self.s_max)
+    }
+}
+
+/// The binary search's increments: s_min <= s_max (shared with BLAST).
+pub fn check_increments(s_min: f64, s_max: f64) -> Result<(), ParamError> {
+    require(s_min <= s_max, "s_min", || {
+        format!("s_min = {s_min} is above s_max = {s_max}: expected s_min <= s_max")
+    })
 }
 
 /// The parameter descriptions of BIC-TCP (shared with BLAST).

@@ -27,7 +27,7 @@
 
 use super::bic::{BicConfig, BicCore};
 use super::counting::{NewlyDelivered, SsCounting};
-use super::params::{closed, param, AlgorithmConfig, Allowed, Param};
+use super::params::{closed, param, require, AlgorithmConfig, Allowed, Param, ParamError};
 use super::{Ack, AckSample, CaState, CongestionControl, LossVerdicts, Tcb};
 use crate::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
@@ -129,6 +129,16 @@ impl BlastConfig {
 
 impl AlgorithmConfig for BlastConfig {
     const PARAMS: &'static [Param] = &BLAST_PARAMS;
+
+    fn check(&self) -> Result<(), ParamError> {
+        super::bic::check_increments(self.s_min, self.s_max)?;
+        require(self.gamma_l <= self.gamma_h, "gamma_l", || {
+            format!(
+                "gamma_l = {} is above gamma_h = {}: expected gamma_l <= gamma_h (Eq. 7.5)",
+                self.gamma_l, self.gamma_h
+            )
+        })
+    }
 }
 
 const BLAST_PARAMS: [Param; 15] = {

@@ -26,7 +26,7 @@
 //! needs restoring.
 
 use super::counting::{NewlyDelivered, SsCounting};
-use super::params::{above, closed, open, param, AlgorithmConfig, Param};
+use super::params::{above, closed, open, param, require, AlgorithmConfig, Param, ParamError};
 use super::slow_start::grow_to_ssthresh;
 use super::{Ack, AckSample, CongestionControl, Tcb};
 use crate::time::Time;
@@ -126,6 +126,21 @@ impl AlgorithmConfig for HstcpConfig {
             "b(high_window): fraction of the window cut by a loss at high_window",
         ),
     ];
+
+    /// The response function rises from (low_window, Low_P) to (high_window, high_p).
+    fn check(&self) -> Result<(), ParamError> {
+        let (lw, hw) = (self.low_window, self.high_window);
+        require(hw > lw, "high_window", || {
+            format!("high_window = {hw} is not above low_window = {lw}: expected low_window < high_window")
+        })?;
+        let low_p = self.low_p();
+        require(self.high_p < low_p, "high_p", || {
+            format!(
+                "high_p = {} is not below Low_P = 0.078 / low_window^1.2 = {low_p:.4e}, the drop rate at low_window = {lw}",
+                self.high_p
+            )
+        })
+    }
 }
 
 /// HighSpeed TCP as a controller.

@@ -20,7 +20,7 @@
 //! highest segment sent so far.
 
 use super::counting::{NewlyDelivered, SsCounting};
-use super::params::{closed, param, AlgorithmConfig, Allowed, Param};
+use super::params::{closed, param, require, AlgorithmConfig, Allowed, Param, ParamError};
 use super::slow_start::grow_to_ssthresh;
 use super::{Ack, AckSample, CaState, ExitReason, SlowStart, Tcb};
 use crate::time::{Duration, Time};
@@ -168,6 +168,23 @@ impl AlgorithmConfig for HyStartConfig {
         param("latch_below_low_window", "", Allowed::Any, "dissertation: a detection below low_window disables HyStart (Fig. 6.7 read literally)"),
         param("ss_counting", "", Allowed::Any, "slow-start growth per ACK: \"segments\" acknowledged (linux) or 1 per ACK (\"acks\", dissertation)"),
     ];
+
+    /// The clamps of the delay threshold, each given or the variant's: min <= max.
+    fn check(&self) -> Result<(), ParamError> {
+        let p = HyStartParams::from(self.clone());
+        // Name the clamp that was written, if only one was.
+        let name = if self.delay_min_ms.is_none() && self.delay_max_ms.is_some() {
+            "delay_max_ms"
+        } else {
+            "delay_min_ms"
+        };
+        require(p.delay_min_ms <= p.delay_max_ms, name, || {
+            format!(
+                "delay_min_ms = {} is above delay_max_ms = {}: expected delay_min_ms <= delay_max_ms",
+                p.delay_min_ms, p.delay_max_ms
+            )
+        })
+    }
 }
 
 const TRAIN: &str = "hystart-train";

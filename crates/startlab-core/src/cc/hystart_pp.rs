@@ -2,6 +2,7 @@
 //! Conservative Slow Start (CSS) when it rises by more than a threshold, and to congestion
 //! avoidance after `css_rounds` rounds of CSS, or back to slow start if the RTT falls again.
 
+use super::params::{closed, param, require, AlgorithmConfig, Param, ParamError};
 use super::{Ack, AckSample, CaState, ExitReason, SlowStart, Tcb};
 use crate::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
@@ -38,6 +39,67 @@ impl Default for HystartPpConfig {
             css_rounds: 5,
             l_limit: 8,
         }
+    }
+}
+
+impl AlgorithmConfig for HystartPpConfig {
+    const PARAMS: &'static [Param] = &[
+        param(
+            "min_rtt_thresh_ms",
+            "ms",
+            closed(0.0, 1e4),
+            "MIN_RTT_THRESH, ms",
+        ),
+        param(
+            "max_rtt_thresh_ms",
+            "ms",
+            closed(0.0, 1e4),
+            "MAX_RTT_THRESH, ms",
+        ),
+        param(
+            "min_rtt_divisor",
+            "",
+            closed(1.0, 1000.0),
+            "MIN_RTT_DIVISOR: the RTT rise threshold is last round's min RTT / this, clamped",
+        ),
+        param(
+            "n_rtt_sample",
+            "",
+            closed(1.0, 1000.0),
+            "N_RTT_SAMPLE: RTT samples per round before it is judged",
+        ),
+        param(
+            "css_growth_divisor",
+            "",
+            closed(1.0, 1000.0),
+            "CSS_GROWTH_DIVISOR: growth in CSS is slow start's / this",
+        ),
+        param(
+            "css_rounds",
+            "",
+            closed(0.0, 1000.0),
+            "CSS_ROUNDS: rounds of CSS before congestion avoidance",
+        ),
+        param(
+            "l_limit",
+            "segments",
+            closed(1.0, 1000.0),
+            "L: segments of growth per ACK at most when not paced",
+        ),
+    ];
+
+    /// RFC 9406 §4.3: the RTT threshold is clamped to [MIN_RTT_THRESH, MAX_RTT_THRESH].
+    fn check(&self) -> Result<(), ParamError> {
+        require(
+            self.min_rtt_thresh_ms <= self.max_rtt_thresh_ms,
+            "min_rtt_thresh_ms",
+            || {
+                format!(
+                    "{} is above max_rtt_thresh_ms = {}: expected min_rtt_thresh_ms <= max_rtt_thresh_ms",
+                    self.min_rtt_thresh_ms, self.max_rtt_thresh_ms
+                )
+            },
+        )
     }
 }
 
@@ -240,5 +302,10 @@ mod tests {
         let acks = before.floor();
         let w = d.round(Duration::from_millis(100));
         assert_eq!(w, before + 8.0 / 4.0 + (acks - 8.0));
+    }
+
+    #[test]
+    fn every_parameter_is_listed_and_parsed_by_name() {
+        crate::cc::params::assert_params_listed::<HystartPpConfig>();
     }
 }

@@ -4,6 +4,7 @@
 //! with K = int(cwnd / (0.5 max_ssthresh)) (RFC 3742 §2), so that slow start adds at most
 //! `max_ssthresh / 2` segments per RTT however large the window.
 
+use super::params::{closed, param, AlgorithmConfig, Param};
 use super::slow_start::grow_to_ssthresh;
 use super::{Ack, SlowStart, Tcb};
 use crate::time::Time;
@@ -22,6 +23,15 @@ impl Default for LssConfig {
             max_ssthresh: 100.0,
         }
     }
+}
+
+impl AlgorithmConfig for LssConfig {
+    const PARAMS: &'static [Param] = &[param(
+        "max_ssthresh",
+        "segments",
+        closed(1.0, 1e7),
+        "segments; above it growth is limited to max_ssthresh/2 per RTT",
+    )];
 }
 
 #[derive(Clone, Debug)]
@@ -86,5 +96,10 @@ mod tests {
         // Next round: K = 5 over [250, 300): 250 ACKs x 1/5 = 50 again.
         let w = d.round(Duration::from_millis(50));
         assert!((w - 300.0).abs() < 1e-9, "{w}");
+    }
+
+    #[test]
+    fn every_parameter_is_listed_and_parsed_by_name() {
+        crate::cc::params::assert_params_listed::<LssConfig>();
     }
 }

@@ -193,10 +193,72 @@ pub fn parse<C: AlgorithmConfig>(params: &Params) -> Result<C, ParamError> {
             p.check(value)?;
         }
     }
-    let config: C = serde_json::from_value(serde_json::Value::Object(params.clone()))
-        .map_err(|e| ParamError::from(e.to_string()))?;
+    let config: C = serde_path_to_error::deserialize(serde_json::Value::Object(params.clone()))
+        .map_err(|e| {
+            // The parameter whose value serde refused, if one was (an unknown name is not).
+            let declared = match e.path().iter().next() {
+                Some(serde_path_to_error::Segment::Map { key }) => C::PARAMS
+                    .iter()
+                    .find(|p| p.name == key.as_str())
+                    .zip(params.get(key.as_str())),
+                _ => None,
+            };
+            let message = e.inner().to_string();
+            match declared {
+                Some((p, value)) => wrong_type::<C>(p, value, &message),
+                None => ParamError::from(message),
+            }
+        })?;
     config.check()?;
     Ok(config)
+}
+
+/// Parameter `p` refused by serde with `message` (`invalid type: string "x", expected f64`), in
+/// the words of the range check: the value as written and what is allowed.
+fn wrong_type<C: AlgorithmConfig>(
+    p: &Param,
+    value: &serde_json::Value,
+    message: &str,
+) -> ParamError {
+    let serde_expected = message.rsplit_once(", expected ").map_or("", |(_, e)| e);
+    let kind = match serde_expected {
+        "f32" | "f64" => "a number".to_string(),
+        "u8" | "u16" | "u32" | "u64" | "usize" | "i8" | "i16" | "i32" | "i64" | "isize" => {
+            "a whole number".to_string()
+        }
+        "a boolean" => "true or false".to_string(),
+        other => match names_of::<C>(p.name) {
+            Some(names) => format!("one of {names}"),
+            None => other.replace('`', "\""),
+        },
+    };
+    let expected = match p.allowed {
+        Allowed::Any => kind,
+        Allowed::Range { .. } => format!("{kind}, {}", p.allowed_text()),
+    };
+    ParamError::of(
+        p.name,
+        format!("invalid value {value}: expected {expected}"),
+    )
+}
+
+/// The names an enumeration parameter takes (`"linux", "dissertation"`), from serde's refusal
+/// of an empty name; `None` if `name` is not an enumeration.
+fn names_of<C: AlgorithmConfig>(name: &str) -> Option<String> {
+    let mut probe = Params::new();
+    probe.insert(name.to_string(), serde_json::Value::String(String::new()));
+    let refusal = serde_json::from_value::<C>(serde_json::Value::Object(probe))
+        .err()?
+        .to_string();
+    let listed = refusal.strip_prefix("unknown variant ``, expected ")?;
+    // `a` or `b`, or one of `a`, `b`, `c`: the names are between the backquotes.
+    let names: Vec<String> = listed
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|n| format!("\"{n}\""))
+        .collect();
+    (!names.is_empty()).then(|| names.join(", "))
 }
 
 /// `Err` naming `name` unless `ok`.
@@ -251,5 +313,89 @@ mod tests {
         // Not a number, or null: left to serde and to the default.
         assert!(beta.check(&serde_json::json!("half")).is_ok());
         assert!(beta.check(&serde_json::Value::Null).is_ok());
+    }
+
+    #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    enum Constants {
+        Linux,
+        Dissertation,
+    }
+
+    #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+    #[serde(deny_unknown_fields, default)]
+    struct Config {
+        beta: f64,
+        bins: u32,
+        rollback: bool,
+        constants: Option<Constants>,
+    }
+
+    impl Default for Config {
+        fn default() -> Self {
+            Config {
+                beta: 0.5,
+                bins: 10,
+                rollback: true,
+                constants: None,
+            }
+        }
+    }
+
+    impl AlgorithmConfig for Config {
+        const PARAMS: &'static [Param] = &[
+            param("beta", "", open(0.0, 1.0), ""),
+            param("bins", "", closed(1.0, 1000.0), ""),
+            param("rollback", "", Allowed::Any, ""),
+            param("constants", "", Allowed::Any, ""),
+        ];
+    }
+
+    fn refusal(key: &str, value: serde_json::Value) -> ParamError {
+        let mut p = Params::new();
+        p.insert(key.into(), value);
+        parse::<Config>(&p).unwrap_err()
+    }
+
+    #[test]
+    fn wrong_types_name_the_parameter_the_value_and_what_is_allowed() {
+        let cases = [
+            (
+                "beta",
+                serde_json::json!("x"),
+                "invalid value \"x\": expected a number, 0 < beta < 1",
+            ),
+            (
+                "bins",
+                serde_json::json!(2.5),
+                "invalid value 2.5: expected a whole number, 1 <= bins <= 1000",
+            ),
+            (
+                "rollback",
+                serde_json::json!(1),
+                "invalid value 1: expected true or false",
+            ),
+            (
+                "constants",
+                serde_json::json!("both"),
+                "invalid value \"both\": expected one of \"linux\", \"dissertation\"",
+            ),
+            (
+                "constants",
+                serde_json::json!(1),
+                "invalid value 1: expected one of \"linux\", \"dissertation\"",
+            ),
+        ];
+        for (key, value, message) in cases {
+            let e = refusal(key, value);
+            assert_eq!(
+                (e.name.as_deref(), e.message.as_str()),
+                (Some(key), message)
+            );
+        }
+        // An unknown name is no parameter's: serde's message lists the names.
+        let e = refusal("betta", serde_json::json!(0.5));
+        assert_eq!(e.name, None);
+        assert!(e.message.contains("unknown field `betta`"), "{}", e.message);
     }
 }

@@ -3,6 +3,7 @@
 //! The two differ in loss recovery, which belongs to the sender (`tcp::Recovery`): `reno` uses
 //! RFC 5681 §3.2 fast recovery, `newreno` the RFC 6582 modification. The window rules are the same.
 
+use super::params::{closed, open, param, AlgorithmConfig, Param};
 use super::slow_start::{Standard, StandardConfig};
 use super::{Ack, CongestionControl, SlowStart, Tcb};
 use crate::time::Time;
@@ -24,6 +25,23 @@ impl Default for RenoConfig {
             beta: 0.5,
         }
     }
+}
+
+impl AlgorithmConfig for RenoConfig {
+    const PARAMS: &'static [Param] = &[
+        param(
+            "abc_limit",
+            "segments",
+            closed(0.0, 1000.0),
+            "RFC 3465 byte-counting limit L in segments; 0 counts ACKs (RFC 5681)",
+        ),
+        param(
+            "beta",
+            "",
+            open(0.0, 1.0),
+            "multiplicative decrease: ssthresh = max(FlightSize x beta, 2)",
+        ),
+    ];
 }
 
 #[derive(Debug, Clone)]
@@ -105,5 +123,10 @@ mod tests {
         assert_eq!(r.ssthresh(&mut t, Time::ZERO), 10.0);
         t.high_tx = 3;
         assert_eq!(r.ssthresh(&mut t, Time::ZERO), 2.0);
+    }
+
+    #[test]
+    fn every_parameter_is_listed_and_parsed_by_name() {
+        crate::cc::params::assert_params_listed::<RenoConfig>();
     }
 }

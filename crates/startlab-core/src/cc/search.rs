@@ -8,6 +8,7 @@
 //! than `thresh` (normalized). On exit it takes back the growth of the last two initial RTTs,
 //! since detection lags the chokepoint by about that much.
 
+use super::params::{above, closed, param, AlgorithmConfig, Allowed, Param};
 use super::slow_start::grow_to_ssthresh;
 use super::{Ack, CaState, ExitReason, SlowStart, Tcb};
 use crate::time::{Duration, Time};
@@ -38,6 +39,36 @@ impl Default for SearchConfig {
             rollback: true,
         }
     }
+}
+
+impl AlgorithmConfig for SearchConfig {
+    const PARAMS: &'static [Param] = &[
+        param(
+            "window_factor",
+            "",
+            above(0.0, 100.0),
+            "the comparison window is this many initial RTTs",
+        ),
+        param("bins", "", closed(1.0, 1000.0), "W: bins per window"),
+        param(
+            "extra_bins",
+            "",
+            closed(0.0, 1000.0),
+            "EXTRA_BINS: bins kept to look back one RTT",
+        ),
+        param(
+            "thresh",
+            "",
+            above(0.0, 10.0),
+            "THRESH: exit when the normalized difference reaches it",
+        ),
+        param(
+            "rollback",
+            "",
+            Allowed::Any,
+            "on exit, take back the growth of the last two initial RTTs",
+        ),
+    ];
 }
 
 #[derive(Clone, Debug)]
@@ -230,5 +261,10 @@ mod tests {
         // rounds of it.
         assert!((5..=9).contains(&r), "exited in round {r}");
         assert_eq!(d.tcb.exit_reason_hint, Some(ExitReason::Detector("search")));
+    }
+
+    #[test]
+    fn every_parameter_is_listed_and_parsed_by_name() {
+        crate::cc::params::assert_params_listed::<SearchConfig>();
     }
 }

@@ -1,5 +1,6 @@
 //! Standard slow start (RFC 5681 §3.1), optionally with Appropriate Byte Counting (RFC 3465).
 
+use super::params::{closed, param, AlgorithmConfig, Param};
 use super::{Ack, SlowStart, Tcb};
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
@@ -16,6 +17,15 @@ impl Default for StandardConfig {
     fn default() -> Self {
         StandardConfig { abc_limit: 0 }
     }
+}
+
+impl AlgorithmConfig for StandardConfig {
+    const PARAMS: &'static [Param] = &[param(
+        "abc_limit",
+        "segments",
+        closed(0.0, 1000.0),
+        "RFC 3465 byte-counting limit L in segments; 0 counts ACKs (RFC 5681)",
+    )];
 }
 
 /// Exponential growth: cwnd += 1 segment per ACK (RFC 5681 eq. 2), or += min(acked, L) with ABC.
@@ -115,5 +125,10 @@ mod tests {
         );
         assert_eq!(t.cwnd, 10.0);
         assert_eq!(left, 2);
+    }
+
+    #[test]
+    fn every_parameter_is_listed_and_parsed_by_name() {
+        crate::cc::params::assert_params_listed::<StandardConfig>();
     }
 }

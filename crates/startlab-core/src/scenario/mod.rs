@@ -26,13 +26,16 @@ use crate::cc::registry::{self, ControllerFactory};
 use crate::measure::recorder::MeasureSpec;
 use crate::measure::Report;
 use crate::net::topology::{self, DumbbellSpec, Duplex, ParkingLotSpec};
-use crate::net::{Discipline, DropTail, Limit, LinkParams, Network, NodeKind, Red, RedParams};
+use crate::net::{
+    Discipline, DropTail, Limit, LinkId, LinkParams, Network, NodeKind, Red, RedParams,
+};
 use crate::rng::{streams, Rng};
 use crate::simulation::Simulation;
 use crate::tcp::{FlowSize, Pacing, Recovery, TcpConfig};
 use crate::time::{Duration, Time};
 use crate::traffic::{OnOffDistribution, SizeDistribution, UdpPattern};
 use crate::units::Rate;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use units::{DurationText, Interval, Limitable, QueueLimit, RateText, SizeText, Window};
 
@@ -152,6 +155,8 @@ const MAX_NODES: u64 = 20_002;
 const MAX_SERIES_BYTES: f64 = 4.0 * (1u64 << 30) as f64;
 /// The most connections an arrival process may be expected to open.
 const MAX_ARRIVALS: f64 = 10_000_000.0;
+/// The most packets a UDP entry may be expected to send: the arrivals' budget, in packets.
+const MAX_UDP_PACKETS: f64 = MAX_ARRIVALS;
 const DEFAULT_SEED: u64 = 1;
 
 fn default_tcp() -> TcpSpec {
@@ -278,7 +283,7 @@ pub fn resolve(s: &Scenario) -> Result<ResolvedScenario, ScenarioError> {
     r.flows = filled;
     r.measure = resolve_measure(&s.measure, &r, &network)?;
     let measure = measure_spec(&r.measure, &network);
-    check_run_size(&r, &measure)?;
+    check_run_size(&r, &measure, &network)?;
     let flows = r
         .flows
         .iter()
@@ -488,12 +493,19 @@ fn resolve_topology(t: &Topology, tcp: &TcpSpec) -> Result<(Topology, Bdp), Scen
             }
             // Hosts: 2 per long pair, 2 per cross pair and hop; routers: hops + 1. The routes
             // are a table of nodes² entries: keep it as large as a 10000-pair dumbbell's at most.
-            let nodes =
-                2 * long_pairs as u64 + 2 * cross_pairs as u64 * hops as u64 + hops as u64 + 1;
+            let (long_hosts, cross_hosts) =
+                (2 * long_pairs as u64, 2 * cross_pairs as u64 * hops as u64);
+            let nodes = long_hosts + cross_hosts + hops as u64 + 1;
             if nodes > MAX_NODES {
+                // Named: the pairs that bring the most hosts.
+                let field = if long_hosts >= cross_hosts {
+                    "topology.long_pairs"
+                } else {
+                    "topology.cross_pairs"
+                };
                 return Err(err(
-                    "topology.cross_pairs",
-                    format!("{cross_pairs} cross pairs on each of {hops} hops and {long_pairs} long pairs make {nodes} nodes; at most {MAX_NODES} are allowed"),
+                    field,
+                    format!("{long_pairs} long pairs and {cross_pairs} cross pairs on each of {hops} hops make {nodes} nodes; at most {MAX_NODES} are allowed"),
                 ));
             }
             r.long_pairs = Some(long_pairs);
@@ -1219,9 +1231,9 @@ fn size_distribution(d: &SizeDistributionSpec) -> SizeDistribution {
     }
 }
 
-/// Refuses, before anything is allocated, a run whose arrivals or sampled series would not fit
-/// in memory; the message gives the estimate.
-fn check_run_size(s: &Scenario, m: &MeasureSpec) -> Result<(), ScenarioError> {
+/// Refuses, before anything is allocated, a run whose arrivals, UDP packets or recorded series
+/// would not fit in memory or in a reasonable time; the message gives the estimate.
+fn check_run_size(s: &Scenario, m: &MeasureSpec, net: &Network) -> Result<(), ScenarioError> {
     let duration = s.duration.0.as_secs_f64();
     let mut connections = 0.0;
     for (i, f) in s.flows.iter().enumerate() {
@@ -1238,37 +1250,194 @@ fn check_run_size(s: &Scenario, m: &MeasureSpec) -> Result<(), ScenarioError> {
                 }
                 connections += expected;
             }
-            FlowKind::Cbr | FlowKind::OnOff => {}
+            FlowKind::Cbr | FlowKind::OnOff => {
+                let packets = udp_packets(f);
+                if packets > MAX_UDP_PACKETS {
+                    let (rate, bytes) = (f.rate.unwrap().0, f.packet_size.unwrap().0);
+                    let span = f.stop.unwrap().0.saturating_sub(f.start.unwrap().0);
+                    let sources = match f.count.unwrap() {
+                        1 => String::new(),
+                        n => format!(" for each of {n} sources"),
+                    };
+                    return Err(err(
+                        format!("flows[{i}].rate"),
+                        format!(
+                            "{rate} in {bytes}B packets (one every {}) over {span}{sources} is about {packets:.3e} packets; at most {MAX_UDP_PACKETS:.0e} are allowed: a lower rate or larger packets",
+                            rate.transmit_time(bytes)
+                        ),
+                    ));
+                }
+            }
         }
     }
-    if let Some(interval) = m.interval {
-        let samples = duration / interval.as_secs_f64() + 1.0;
-        // Bytes per row: the columns of the flow and queue series.
-        let flow_rows = if m.flow_series {
-            samples * connections
-        } else {
-            0.0
-        };
-        let queue_rows = if m.queue_series {
-            samples * m.links.len() as f64
-        } else {
-            0.0
-        };
-        let bytes = flow_rows * 72.0 + queue_rows * 44.0;
-        if bytes > MAX_SERIES_BYTES {
-            return Err(err(
-                "measure.interval",
-                format!(
-                    "{interval} over {} would record about {:.3e} rows ({:.1} GiB); at most {:.0} GiB of series are allowed: sample less often or fewer links",
-                    s.duration.0,
-                    flow_rows + queue_rows,
-                    bytes / (1u64 << 30) as f64,
-                    MAX_SERIES_BYTES / (1u64 << 30) as f64
-                ),
-            ));
+    let (flow_rows, queue_rows) = match m.interval {
+        Some(interval) => {
+            let samples = duration / interval.as_secs_f64() + 1.0;
+            (samples * connections, samples * m.links.len() as f64)
         }
+        None => event_rows(s, m, net),
+    };
+    let flow_rows = if m.flow_series { flow_rows } else { 0.0 };
+    let queue_rows = if m.queue_series { queue_rows } else { 0.0 };
+    // Bytes per row: the columns of the flow and queue series.
+    let bytes = flow_rows * 72.0 + queue_rows * 44.0;
+    if bytes > MAX_SERIES_BYTES {
+        let (what, instead) = match m.interval {
+            Some(interval) => (
+                format!("{interval} over {} would record about", s.duration.0),
+                "sample less often or fewer links",
+            ),
+            None => (
+                format!("\"event\" over {} could record up to about", s.duration.0),
+                "sample at an interval such as \"10ms\", or record fewer links or series",
+            ),
+        };
+        return Err(err(
+            "measure.interval",
+            format!(
+                "{what} {:.3e} rows ({:.1} GiB); at most {:.0} GiB of series are allowed: {instead}",
+                flow_rows + queue_rows,
+                bytes / (1u64 << 30) as f64,
+                MAX_SERIES_BYTES / (1u64 << 30) as f64
+            ),
+        ));
     }
     Ok(())
+}
+
+/// The packets UDP entry `f` sends, all its sources together: one every transmission time of a
+/// packet at `rate` (an on-off source only while on), from its start to its stop.
+fn udp_packets(f: &FlowSpec) -> f64 {
+    let every = f.rate.unwrap().0.transmit_time(f.packet_size.unwrap().0);
+    let span = f.stop.unwrap().0.saturating_sub(f.start.unwrap().0);
+    f.count.unwrap() as f64 * span.as_nanos() as f64 / every.as_nanos() as f64
+}
+
+/// Packets of `bytes` a link of `rate` finishes sending in `over` (it starts empty).
+fn packets_carried(rate: Rate, over: Duration, bytes: u64) -> f64 {
+    rate.bps_f64() * over.as_secs_f64() / (8.0 * bytes as f64)
+}
+
+/// The packets one flow entry sends along one path, for the size of event-level series.
+struct Stream {
+    path: Vec<LinkId>,
+    /// Its usual packet: a full segment, an ACK (SACK blocks only add to it), a datagram.
+    bytes: u64,
+    /// The most its sources can send, where known: datagrams, ACKs (one per data packet or SYN
+    /// received). A TCP sender's data is limited only by the links.
+    sent: Option<f64>,
+    /// Packets smaller than `bytes`, once per connection: the SYN and the short last segment.
+    small: f64,
+}
+
+/// Upper estimates of the (flow, queue) rows of event-level series: a flow row per ACK reaching
+/// a sender, a queue row per packet offered to a sampled link. No link carries more packets than
+/// its rate over the run divided by their size, and each ACK answers a data packet.
+fn event_rows(s: &Scenario, m: &MeasureSpec, net: &Network) -> (f64, f64) {
+    let rate = |l: LinkId| net.links[l as usize].params.rate;
+    // Packets of a size the link can carry over the run.
+    let carried = |(l, bytes): (LinkId, u64)| packets_carried(rate(l), s.duration.0, bytes);
+    let node = |name: &Option<String>| {
+        net.find_node(name.as_deref().unwrap())
+            .expect("resolved host")
+    };
+    let mut streams = Vec::new();
+    // Per TCP entry, its data and ACK streams (indices into `streams`) and its connections.
+    let mut tcp = Vec::new();
+    for f in &s.flows {
+        let (src, dst) = (node(&f.src), node(&f.dst));
+        let path = |a, b| net.path(a, b).expect("resolved route");
+        match f.kind {
+            FlowKind::Tcp | FlowKind::TcpArrivals => {
+                let connections = match f.kind {
+                    FlowKind::Tcp => f.count.unwrap() as f64,
+                    _ => {
+                        let span = f.stop.unwrap().0.saturating_sub(f.start.unwrap().0);
+                        span.as_secs_f64() / f.mean_interarrival.unwrap().0.as_secs_f64()
+                    }
+                };
+                let t = merge_tcp(f.tcp.as_ref().unwrap_or(&TcpSpec::default()), &s.tcp);
+                let segment = t.mss.unwrap().0 + t.header.unwrap().0;
+                let data = Stream {
+                    path: path(src, dst),
+                    bytes: segment,
+                    sent: None,
+                    small: 2.0 * connections,
+                };
+                // The receiver answers each data packet or SYN that reaches it at most once.
+                let received = data
+                    .path
+                    .iter()
+                    .map(|&l| carried((l, segment)))
+                    .fold(f64::INFINITY, f64::min)
+                    + data.small;
+                tcp.push((streams.len(), streams.len() + 1, connections));
+                streams.push(data);
+                streams.push(Stream {
+                    path: path(dst, src),
+                    bytes: t.ack_size.unwrap().0,
+                    sent: Some(received),
+                    small: 0.0,
+                });
+            }
+            FlowKind::Cbr | FlowKind::OnOff => streams.push(Stream {
+                path: path(src, dst),
+                bytes: f.packet_size.unwrap().0,
+                // A first packet at the start of each source.
+                sent: Some(udp_packets(f) + f.count.unwrap() as f64),
+                small: 0.0,
+            }),
+        }
+    }
+
+    // Flow rows: each entry's ACKs are bounded by the link of its paths that carries the fewest
+    // of its packets; entries bounded by the same link share it.
+    let mut tightest = BTreeMap::new();
+    let mut flow_rows = 0.0;
+    for &(data, ack, connections) in &tcp {
+        let (link, bytes) = [&streams[data], &streams[ack]]
+            .iter()
+            .flat_map(|st| st.path.iter().map(move |&l| (l, st.bytes)))
+            .min_by(|&a, &b| carried(a).total_cmp(&carried(b)))
+            .expect("a path has a link");
+        let smallest = tightest.entry(link).or_insert(bytes);
+        *smallest = bytes.min(*smallest);
+        // The SYN-ACK, and the ACK of the short last segment.
+        flow_rows += 2.0 * connections;
+    }
+    flow_rows += tightest.into_iter().map(carried).sum::<f64>();
+
+    // Queue rows: the packets that reach a sampled link's source on their way to it, no more
+    // than each link into that node carries of them, and those sent from that node (a TCP
+    // sender offers its own link about what the link carries: what overflows its queue is lost
+    // and the window shrinks).
+    let sampled: BTreeSet<LinkId> = m.links.iter().copied().collect();
+    let mut queue_rows = 0.0;
+    // Per (sampled link, link into its source): the smallest packet of the streams that take
+    // both, and what these send in all (if known).
+    let mut incoming = BTreeMap::new();
+    for st in &streams {
+        for (k, &link) in st.path.iter().enumerate() {
+            if !sampled.contains(&link) {
+                continue;
+            }
+            queue_rows += st.small;
+            if k == 0 {
+                queue_rows += st.sent.unwrap_or_else(|| carried((link, st.bytes)));
+            } else {
+                let (bytes, sent) = incoming
+                    .entry((link, st.path[k - 1]))
+                    .or_insert((st.bytes, Some(0.0)));
+                *bytes = st.bytes.min(*bytes);
+                *sent = (*sent).zip(st.sent).map(|(a, b)| a + b);
+            }
+        }
+    }
+    for ((_, into), (bytes, sent)) in incoming {
+        let most = carried((into, bytes));
+        queue_rows += sent.map_or(most, |sent: f64| sent.min(most));
+    }
+    (flow_rows, queue_rows)
 }
 
 /// What the recorder measures, with link names turned into ids.
