@@ -308,3 +308,46 @@ def test_a_sigkilled_run_is_cleaned_by_kernel_clean(
     assert (CUBIC_PARAMS / "hystart_low_window").read_text().strip() == before
     again = cli("kernel", "clean")
     assert again.stdout.strip() == "nothing to remove"
+
+
+def test_without_root_the_kernel_world_says_so_and_exits_2(tmp_path: Path) -> None:
+    """Run as an unprivileged user (only possible from root, with setpriv)."""
+    import shutil
+    import tempfile
+
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv to run the command as an unprivileged user")
+    shared = Path(tempfile.mkdtemp(prefix="startlab-nobody-"))
+    try:
+        shared.chmod(0o777)
+        path = scenario(shared / "k.toml", [HYSTART])
+        path.chmod(0o644)
+        proc = subprocess.run(
+            [
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                sys.executable,
+                "-m",
+                "startlab",
+                "kernel",
+                "run",
+                str(path),
+                "-o",
+                str(shared / "out"),
+            ],
+            cwd=ROOT,
+            env={**os.environ, "HOME": str(shared), "MPLCONFIGDIR": str(shared)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith(
+            "startlab: error: the kernel world is unavailable: the kernel world needs root"
+        ), proc.stderr
+        assert not (shared / "out").exists()
+    finally:
+        shutil.rmtree(shared)

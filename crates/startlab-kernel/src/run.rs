@@ -24,6 +24,7 @@ use startlab_core::measure::recorder::link_summaries;
 use startlab_core::measure::{jain_index, Recorder, Report, RunStats};
 use startlab_core::scenario::{ResolvedScenario, ScenarioError};
 use startlab_emu::{Attachment, Emulator, EmulatorConfig, EmulatorReport};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
@@ -303,10 +304,17 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
             side: h.side,
         })
         .collect();
-    let counters_before: Vec<_> = plan
+    // HyStart's detections are counted per namespace: read each sender's once, before and
+    // after, for the connections alone in theirs.
+    let alone: Vec<&str> = plan
         .connections
         .iter()
-        .map(|c| netstat(&host(&c.src).host).ok())
+        .map(|c| c.src.as_str())
+        .filter(|src| plan.connections.iter().filter(|o| o.src == *src).count() == 1)
+        .collect();
+    let counters_before: BTreeMap<&str, _> = alone
+        .iter()
+        .filter_map(|&src| netstat(&host(src).host).ok().map(|c| (src, c)))
         .collect();
     let t0 = monotonic_ns() + LEAD_NS;
     let recorder = Recorder::new(s.measure.clone(), s.network.links.len(), s.end());
@@ -388,18 +396,13 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
     if let Some(e) = emulated.sides.iter().find_map(|s| s.error.clone()) {
         return Err(KernelError::Failed(format!("the link emulator stopped: {e}")));
     }
-    // HyStart's detections per connection, when it was alone in its sender's namespace.
     let hystart: Vec<Option<HystartCounts>> = plan
         .connections
         .iter()
-        .zip(&counters_before)
-        .map(|(c, before)| {
-            let alone = plan.connections.iter().filter(|o| o.src == c.src).count() == 1;
-            let after = netstat(&host(&c.src).host).ok();
-            match (alone, before, after) {
-                (true, Some(b), Some(a)) => Some(hystart_between(b, &a)),
-                _ => None,
-            }
+        .map(|c| {
+            let before = counters_before.get(c.src.as_str())?;
+            let after = netstat(&host(&c.src).host).ok()?;
+            Some(hystart_between(before, &after))
         })
         .collect();
     drop(bed);

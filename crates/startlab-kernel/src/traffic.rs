@@ -10,7 +10,7 @@ use crate::tcpinfo::{tcp_info, TcpInfo};
 use startlab_core::traffic::UdpSource;
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -399,20 +399,22 @@ pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
                         std::mem::size_of::<libc::c_int>() as libc::socklen_t,
                     )
                 };
+                stamp_receptions(&socket);
+                // Kernel receive stamps are on the realtime clock: the offset to the monotonic.
+                let offset = realtime_ns() as i128 - monotonic_ns() as i128;
                 let deadline = job.t0_ns + job.source.stop.as_nanos() + 1_000_000_000;
                 let mut buf = vec![0u8; 65536];
                 let (mut packets, mut bytes, mut first, mut last) = (0, 0, None, None);
+                let fd = socket.as_fd().try_clone_to_owned()?;
                 while monotonic_ns() < deadline && !aborted() {
-                    match socket.recv(&mut buf) {
-                        Ok(n) => {
-                            let now = monotonic_ns();
-                            packets += 1;
-                            bytes += (n + UDP_HEADERS) as u64;
-                            first.get_or_insert(now);
-                            last = Some(now);
-                        }
-                        Err(e) if retry(&e) => {}
-                        Err(e) => return Err(e),
+                    // A timeout comes back as None; the kernel's stamp of each arrival is
+                    // taken, so that a receiver thread that runs late does not skew the rate.
+                    if let Some((n, at)) = recv_stamped(&fd, &mut buf) {
+                        let at = (at as i128 - offset).max(0) as u64;
+                        packets += 1;
+                        bytes += (n + UDP_HEADERS) as u64;
+                        first.get_or_insert(at);
+                        last = Some(at);
                     }
                 }
                 Ok((packets, bytes, first, last))
@@ -519,6 +521,21 @@ fn realtime_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// Asks the kernel to stamp every packet `socket` receives (`SO_TIMESTAMPNS`).
+fn stamp_receptions(socket: &impl AsRawFd) {
+    let one: libc::c_int = 1;
+    // SAFETY: a live int of its size.
+    unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&one as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+}
+
 /// Receives one packet with its kernel receive time (`SO_TIMESTAMPNS`, realtime ns), or
 /// `None` on a timeout.
 fn recv_stamped(fd: &OwnedFd, buf: &mut [u8]) -> Option<(usize, u64)> {
@@ -587,18 +604,9 @@ pub fn ping(job: &PingJob) -> io::Result<Vec<Option<u64>>> {
                 std::mem::size_of::<libc::timeval>() as libc::socklen_t,
             )
         };
-        let one: libc::c_int = 1;
-        // SAFETY: a live int of its size. The kernel stamps each reply when it reaches the
-        // socket, so the ping thread's own wake-up is not in the round-trip time.
-        unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_TIMESTAMPNS,
-                (&one as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
+        // The kernel stamps each reply when it reaches the socket, so the ping thread's own
+        // wake-up is not in the round-trip time.
+        stamp_receptions(&fd);
         let to = sockaddr(SocketAddrV4::new(job.dst, 0));
         let id = (std::process::id() & 0xffff) as u16;
         let mut rtts = Vec::with_capacity(job.count as usize);
