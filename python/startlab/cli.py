@@ -307,7 +307,7 @@ def _parser() -> _Parser:
         "accuracy",
         help="measure the link emulator on this machine",
         description="For each rate: ping round trips on the idle path against the configured "
-        "RTT, the rate UDP at 1.05 x the link rate arrives at, the emulator's lateness and the "
+        "RTT, the rate UDP at 1.1 x the link rate arrives at, the emulator's lateness and the "
         "hypervisor's steal; then REPEATS runs of one CUBIC flow with Linux's HyStart and the "
         "spread of their slow-start exits. Prints a table (docs/kernel.md has this machine's).",
     )

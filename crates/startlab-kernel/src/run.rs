@@ -197,11 +197,13 @@ pub struct UdpFacts {
     /// From the first packet received to the last, ns from the run's start.
     pub first_ns: Option<u64>,
     pub last_ns: Option<u64>,
-    /// The rate the packets after the first arrived at: (bytes − the first packet's) × 8 /
-    /// (last − first), bit/s of whole IP packets.
+    /// The rate packets arrived at from a quarter into the source's active time (when a
+    /// saturated link's queue has built) to the last packet, bit/s of whole IP packets.
     pub received_rate_bps: Option<f64>,
     /// Sends the sending host refused (socket or device queue full).
     pub send_errors: u64,
+    /// Packets delivered to the receiving host that its socket dropped, its buffer full.
+    pub socket_drops: u64,
 }
 
 /// A finished kernel run: the simulator's tables and what only the kernel world has.
@@ -446,10 +448,11 @@ fn assemble(
         .iter()
         .map(|o| {
             let since = |t: u64| t.saturating_sub(t0);
-            let rate = match (o.first_ns, o.last_ns) {
-                (Some(a), Some(b)) if b > a && o.source.delivered_packets > 1 => {
-                    let first = u64::from(o.source.packet_bytes);
-                    Some((o.source.delivered_bytes - first) as f64 * 8e9 / (b - a) as f64)
+            // From a quarter into the source's active time (the queue of a saturated link has
+            // built) to the last packet.
+            let rate = match (o.settled, o.last_ns) {
+                (Some((at, before)), Some(last)) if last > at => {
+                    Some((o.source.delivered_bytes - before) as f64 * 8e9 / (last - at) as f64)
                 }
                 _ => None,
             };
@@ -461,6 +464,7 @@ fn assemble(
                 last_ns: o.last_ns.map(since),
                 received_rate_bps: rate,
                 send_errors: o.send_errors,
+                socket_drops: o.socket_drops,
             }
         })
         .collect();

@@ -46,13 +46,14 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
         let probes: Vec<_> = records
             .probes
             .iter()
-            .filter(|p| p.sport == port)
+            // Its port, from when it opened: nothing of an earlier connection on the port.
+            .filter(|p| p.sport == port && p.time_ns >= o.opened_ns)
             .cloned()
             .collect();
         let states: Vec<_> = records
             .cong_states
             .iter()
-            .filter(|s| s.sport == port)
+            .filter(|s| s.sport == port && s.time_ns >= o.opened_ns)
             .cloned()
             .collect();
         for row in flow_samples(

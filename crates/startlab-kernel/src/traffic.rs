@@ -218,6 +218,8 @@ fn receiver(job: &TcpJob) -> io::Result<std::thread::JoinHandle<io::Result<u64>>
             }
         };
         c.set_nonblocking(false)?;
+        // If this side gives up first (the run ends or is interrupted), it must not linger.
+        abort_on_close(&c);
         c.set_read_timeout(Some(Duration::from_millis(100)))?;
         let mut buf = vec![0u8; CHUNK];
         let mut total = 0u64;
@@ -298,8 +300,30 @@ fn sender(job: &TcpJob) -> TcpOutcome {
     if let Ok((info, _)) = tcp_info(&s) {
         out.info = info;
     }
-    let _ = s.shutdown(std::net::Shutdown::Both);
+    // Everything is measured: end the connection at once (a reset), so that no orphaned
+    // socket outlives the run, retransmitting into a stopped emulator and leaving trace events
+    // with this run's ports in the next run's trace.
+    abort_on_close(&s);
     out
+}
+
+/// Makes closing `socket` abortive (`SO_LINGER` on with a zero timeout: a reset, and the socket
+/// is gone at once instead of lingering in FIN-WAIT or LAST-ACK).
+fn abort_on_close(socket: &impl AsRawFd) {
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a live linger of its size.
+    unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
 }
 
 /// Runs every job: receivers listen first, then each sender opens at its start time. Returns
@@ -352,10 +376,28 @@ pub struct UdpOutcome {
     pub source: UdpSource,
     /// Sends the host refused (its socket or device queue full).
     pub send_errors: u64,
+    /// Packets the emulator delivered that the receiving socket dropped, its buffer full (the
+    /// receiving thread did not get the CPU in time).
+    pub socket_drops: u64,
     /// When the receiver got its first and last packet (monotonic ns).
     pub first_ns: Option<u64>,
+    /// The first packet received a quarter into the source's active time: (when, bytes
+    /// received before it).
+    pub settled: Option<(u64, u64)>,
     pub last_ns: Option<u64>,
     pub error: Option<String>,
+}
+
+/// What a UDP receiver counted (times on the monotonic clock, from the kernel's stamps).
+#[derive(Default)]
+struct UdpReceived {
+    packets: u64,
+    /// Whole IP packets.
+    bytes: u64,
+    first: Option<u64>,
+    last: Option<u64>,
+    settled: Option<(u64, u64)>,
+    overflowed: u64,
 }
 
 /// The bytes of IP and UDP headers around a datagram's payload.
@@ -374,7 +416,7 @@ pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
         .map(|job| {
             let job = job.clone();
             let (tx, rx) = std::sync::mpsc::channel();
-            let handle = std::thread::spawn(move || -> io::Result<(u64, u64, Option<u64>, Option<u64>)> {
+            let handle = std::thread::spawn(move || -> io::Result<UdpReceived> {
                 let socket = match udp_socket(&job.dst, job.dst_port) {
                     Ok(s) => {
                         let _ = tx.send(Ok(()));
@@ -382,13 +424,25 @@ pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
                     }
                     Err(e) => {
                         let _ = tx.send(Err(e));
-                        return Ok((0, 0, None, None));
+                        return Ok(UdpReceived::default());
                     }
                 };
                 socket.set_read_timeout(Some(Duration::from_millis(20)))?;
-                // A receive buffer that holds a second at 100 Mbit/s, so that a receiver thread
-                // that runs late loses nothing (root may exceed net.core.rmem_max).
-                let size: libc::c_int = 16 << 20;
+                // A receive buffer that holds a second at 400 Mbit/s, so that a receiver thread
+                // that runs late loses nothing (root may exceed net.core.rmem_max); what it
+                // loses all the same is counted (SO_RXQ_OVFL).
+                let size: libc::c_int = 64 << 20;
+                let one: libc::c_int = 1;
+                // SAFETY: a live int of its size.
+                unsafe {
+                    libc::setsockopt(
+                        socket.as_raw_fd(),
+                        libc::SOL_SOCKET,
+                        libc::SO_RXQ_OVFL,
+                        (&one as *const libc::c_int).cast(),
+                        std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                    )
+                };
                 // SAFETY: a live int of its size.
                 unsafe {
                     libc::setsockopt(
@@ -405,19 +459,29 @@ pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
                 let deadline = job.t0_ns + job.source.stop.as_nanos() + 1_000_000_000;
                 let mut buf = vec![0u8; 65536];
                 let (mut packets, mut bytes, mut first, mut last) = (0, 0, None, None);
+                let mut overflowed = 0u64;
+                // A quarter into the source's active time: where a rate measurement starts, the
+                // queue of a saturated link having built by then.
+                let (on, off) = (job.source.start.as_nanos(), job.source.stop.as_nanos());
+                let settle_at = job.t0_ns + on + off.saturating_sub(on) / 4;
+                let mut settled: Option<(u64, u64)> = None;
                 let fd = socket.as_fd().try_clone_to_owned()?;
                 while monotonic_ns() < deadline && !aborted() {
                     // A timeout comes back as None; the kernel's stamp of each arrival is
                     // taken, so that a receiver thread that runs late does not skew the rate.
-                    if let Some((n, at)) = recv_stamped(&fd, &mut buf) {
+                    if let Some((n, at, dropped)) = recv_counted(&fd, &mut buf) {
+                        overflowed = dropped.map_or(overflowed, u64::from);
                         let at = (at as i128 - offset).max(0) as u64;
+                        if settled.is_none() && at >= settle_at {
+                            settled = Some((at, bytes));
+                        }
                         packets += 1;
                         bytes += (n + UDP_HEADERS) as u64;
                         first.get_or_insert(at);
                         last = Some(at);
                     }
                 }
-                Ok((packets, bytes, first, last))
+                Ok(UdpReceived { packets, bytes, first, last, settled, overflowed })
             });
             rx.recv()
                 .unwrap_or_else(|_| Err(io::Error::other("receiver thread ended")))
@@ -461,12 +525,14 @@ pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
         let (mut source, send_errors, mut error) = sender
             .join()
             .unwrap_or_else(|_| (job.source.clone(), 0, Some("the sender thread panicked".into())));
-        let (mut first_ns, mut last_ns) = (None, None);
+        let (mut first_ns, mut last_ns, mut socket_drops, mut settled) = (None, None, 0, None);
         match receiver.map(|h| h.join()) {
-            Ok(Ok(Ok((packets, bytes, first, last)))) => {
-                source.delivered_packets = packets;
-                source.delivered_bytes = bytes;
-                (first_ns, last_ns) = (first, last);
+            Ok(Ok(Ok(got))) => {
+                source.delivered_packets = got.packets;
+                source.delivered_bytes = got.bytes;
+                (first_ns, last_ns) = (got.first, got.last);
+                socket_drops = got.overflowed;
+                settled = got.settled;
             }
             Ok(Ok(Err(e))) | Err(e) => error = error.or(Some(format!("receive: {e}"))),
             Ok(Err(_)) => error = error.or(Some("the receiver thread panicked".into())),
@@ -475,6 +541,8 @@ pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
             flow: job.flow,
             source,
             send_errors,
+            socket_drops,
+            settled,
             first_ns,
             last_ns,
             error,
@@ -539,6 +607,12 @@ fn stamp_receptions(socket: &impl AsRawFd) {
 /// Receives one packet with its kernel receive time (`SO_TIMESTAMPNS`, realtime ns), or
 /// `None` on a timeout.
 fn recv_stamped(fd: &OwnedFd, buf: &mut [u8]) -> Option<(usize, u64)> {
+    recv_counted(fd, buf).map(|(n, at, _)| (n, at))
+}
+
+/// [`recv_stamped`], with the socket's count of packets dropped for a full receive buffer so
+/// far (`SO_RXQ_OVFL`, if it was asked for).
+fn recv_counted(fd: &OwnedFd, buf: &mut [u8]) -> Option<(usize, u64, Option<u32>)> {
     let mut iov = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
         iov_len: buf.len(),
@@ -556,6 +630,7 @@ fn recv_stamped(fd: &OwnedFd, buf: &mut [u8]) -> Option<(usize, u64)> {
         return None;
     }
     let mut stamp = realtime_ns();
+    let mut dropped = None;
     // SAFETY: walking the control messages the kernel wrote into `control`.
     unsafe {
         let mut c = libc::CMSG_FIRSTHDR(&msg);
@@ -563,11 +638,13 @@ fn recv_stamped(fd: &OwnedFd, buf: &mut [u8]) -> Option<(usize, u64)> {
             if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
                 let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
                 stamp = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+            } else if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_RXQ_OVFL {
+                dropped = Some(std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<u32>()));
             }
             c = libc::CMSG_NXTHDR(&msg, c);
         }
     }
-    Some((n as usize, stamp))
+    Some((n as usize, stamp, dropped))
 }
 
 /// Sends `job.count` echo requests one at a time and returns each round-trip time (ns), `None`

@@ -69,6 +69,7 @@ fn facts_dict<'py>(py: Python<'py>, f: &KernelFacts) -> PyResult<Bound<'py, PyDi
         ud.set_item("last_ns", u.last_ns)?;
         ud.set_item("received_rate_bps", u.received_rate_bps)?;
         ud.set_item("send_errors", u.send_errors)?;
+        ud.set_item("socket_drops", u.socket_drops)?;
         udp.append(ud)?;
     }
     d.set_item("udp", udp)?;
