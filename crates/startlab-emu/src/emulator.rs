@@ -252,7 +252,8 @@ impl Emulator {
                 owned: owned[side].clone(),
                 pending: vec![VecDeque::new(); links],
                 interval,
-                next_sample: interval.map(|i| Time::ZERO + i),
+                // As the simulator does: at 0, then every interval up to the end.
+                next_sample: interval.map(|_| Time::ZERO),
                 sampled: sampled[side].clone(),
                 seq: 0,
                 report: SideReport::default(),
@@ -441,12 +442,14 @@ impl Side {
                 break;
             }
         }
-        // Marks up to where this thread got, for the links it owns.
+        // Marks and samples up to where this thread got, for the links it owns.
         let until = self.now().min(self.end);
-        let mut sh = lock(&self.shared);
+        let shared = Arc::clone(&self.shared);
+        let mut sh = lock(&shared);
         for &l in &self.owned {
             sh.marks_until(l, until);
         }
+        self.sample_before(&mut sh, until);
     }
 
     /// The earliest departure on this side's links.
@@ -505,6 +508,7 @@ impl Side {
     /// Offers a packet to `link` at `at` (its arrival there).
     fn admit(&mut self, sh: &mut Shared, link: LinkId, at: Time, packet: Packet, frame: Box<[u8]>) {
         sh.marks_until(link, at);
+        self.sample_before(sh, at);
         self.seq += 1;
         match sh.net.links[link as usize].enqueue(at, packet, self.seq) {
             Admission::Scheduled { arrival, .. } => {
@@ -572,23 +576,28 @@ impl Side {
         Ok(())
     }
 
-    /// Records the queues of this side's sampled links when a sampling instant has passed (at
-    /// the time it is noticed, which is when the occupancy is exact).
-    fn sample_until(&mut self, now: Time) {
-        let (Some(next), Some(interval)) = (self.next_sample, self.interval) else {
+    /// Records the queues of this side's sampled links at every sampling instant up to `t`.
+    /// Called before anything is admitted to this side's links after `t` (and when the thread
+    /// wakes), so that the occupancy at each instant is exact, as in the simulator.
+    fn sample_before(&mut self, sh: &mut Shared, t: Time) {
+        let Some(interval) = self.interval else {
             return;
         };
-        if now < next {
-            return;
+        while let Some(tick) = self.next_sample.filter(|&tick| tick <= t) {
+            let Shared { net, recorder, .. } = sh;
+            for &l in &self.sampled {
+                recorder.record_queue(tick, l, &mut net.links[l as usize]);
+            }
+            let next = tick + interval;
+            self.next_sample = (next <= self.end).then_some(next);
         }
-        let shared = Arc::clone(&self.shared);
-        let mut sh = lock(&shared);
-        let Shared { net, recorder, .. } = &mut *sh;
-        for &l in &self.sampled {
-            recorder.record_queue(now, l, &mut net.links[l as usize]);
+    }
+
+    fn sample_until(&mut self, now: Time) {
+        if self.next_sample.is_some_and(|tick| tick <= now) {
+            let shared = Arc::clone(&self.shared);
+            let mut sh = lock(&shared);
+            self.sample_before(&mut sh, now);
         }
-        // The next instant after now, on the interval's grid.
-        let k = now.as_nanos() / interval.as_nanos().max(1) + 1;
-        self.next_sample = Some(Time::from_nanos(k * interval.as_nanos().max(1)));
     }
 }

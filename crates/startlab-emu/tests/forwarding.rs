@@ -336,3 +336,52 @@ fn red_and_random_loss_decide_as_the_simulators_link_does_on_the_same_arrivals()
     assert_eq!(got.len() as u64, 400 - drops - losses);
     assert!(got.windows(2).all(|w| w[0] < w[1]));
 }
+
+#[test]
+fn periodic_queue_samples_fall_on_the_simulators_grid() {
+    // Sampled every 5 ms from 0 to the end (60 ms), as the simulator samples: rows at exactly
+    // 0, 5, ..., 60 ms, whatever moment the thread noticed each instant.
+    let net = network(3);
+    let end = Time::ZERO + Duration::from_millis(60);
+    let spec = MeasureSpec {
+        interval: Some(Duration::from_millis(5)),
+        links: vec![0],
+        ..MeasureSpec::default()
+    };
+    let recorder = Recorder::new(spec, net.links.len(), end);
+    let (a_emu, a_host) = socket_pair();
+    let (b_emu, _b_host) = socket_pair();
+    let hosts = vec![
+        Attachment {
+            node: 0,
+            addr: "198.18.0.1".parse().unwrap(),
+            fd: a_emu,
+            side: 0,
+        },
+        Attachment {
+            node: 1,
+            addr: "198.18.0.2".parse().unwrap(),
+            fd: b_emu,
+            side: 1,
+        },
+    ];
+    let t0 = monotonic_ns();
+    let emu = Emulator::start(net, recorder, hosts, EmulatorConfig::default(), t0, end).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(12));
+    for id in 0..5 {
+        send(&a_host, &ipv4([198, 18, 0, 2], 1000, id));
+    }
+    // Let the threads reach the end by themselves.
+    std::thread::sleep(std::time::Duration::from_millis(80));
+    let report = emu.finish().unwrap();
+    let (_, queue, _) = report.recorder.finish(&report.network);
+    let times: Vec<i64> = queue.time_ns.clone();
+    let grid: Vec<i64> = (0..=12).map(|k| k * 5_000_000).collect();
+    assert_eq!(times, grid);
+    // The burst of 5 at 12 ms: 1 on the wire, 3 waiting, 1 dropped; a packet leaves every 1 ms,
+    // so the queue is empty again by 17 ms, and before the burst it was empty.
+    assert_eq!(queue.queue_packets[0..3], [0, 0, 0]);
+    assert!(queue.queue_packets[3] <= 3, "{:?}", queue.queue_packets);
+    assert_eq!(queue.queue_packets[5..], [0; 8]);
+    assert_eq!(*queue.drops.last().unwrap(), 1);
+}
