@@ -45,8 +45,9 @@ pub struct Attachment {
 pub struct EmulatorConfig {
     /// Poll without sleeping for the last `spin` before a departure (a sleep wakes late).
     pub spin: Duration,
-    /// Run the forwarding threads under `SCHED_FIFO` at this priority. On a 2-vCPU VM this
-    /// took the p99 lateness at 100 Mbit/s from 4 ms to 41 µs (docs/kernel.md).
+    /// Run the forwarding threads under `SCHED_FIFO` at this priority. On a 2-vCPU VM busy
+    /// with a build, this took the p99 lateness at 100 Mbit/s from 4 ms to 41 µs
+    /// (docs/kernel.md).
     pub realtime: Option<i32>,
     /// Pin side k's thread to CPU k (modulo the CPUs there are).
     pub pin: bool,
