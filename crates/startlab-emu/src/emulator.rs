@@ -74,7 +74,7 @@ pub struct SideReport {
     /// Packets refused by a queue or lost on the wire, on this side's links.
     pub dropped_packets: u64,
     pub lost_packets: u64,
-    /// Packets that were not IPv4 or had no destination across the emulator (dropped).
+    /// Packets that were not IPv4, or not between a pair that sends to each other (dropped).
     pub foreign_packets: u64,
     pub write_errors: u64,
     /// The first error that ended the thread early, if any.
@@ -149,25 +149,38 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     shared.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The links each side's packets cross, or the first link both sides would use.
-fn ownership(net: &Network, hosts: &[Attachment]) -> io::Result<Vec<usize>> {
+/// The side whose packets each link carries, given the hosts' sides and the pairs (source,
+/// destination) that send to each other; or the first link both sides' routes would cross.
+fn ownership(
+    net: &Network,
+    sides: &[(NodeId, usize)],
+    pairs: &[(NodeId, NodeId)],
+) -> Result<Vec<usize>, String> {
     const NONE: usize = usize::MAX;
+    let side_of: HashMap<NodeId, usize> = sides.iter().copied().collect();
     let mut owner = vec![NONE; net.links.len()];
-    for a in hosts {
-        for b in hosts.iter().filter(|b| b.side != a.side) {
-            for l in net.path(a.node, b.node).unwrap_or_default() {
-                let o = &mut owner[l as usize];
-                if *o != NONE && *o != a.side {
-                    return Err(io::Error::new(
-                        io::ErrorKind::InvalidInput,
-                        format!(
-                            "link {} is on routes of both sides; the emulator needs the two directions on disjoint links",
-                            net.link_names[l as usize]
-                        ),
-                    ));
-                }
-                *o = a.side;
+    for &(a, b) in pairs {
+        let (Some(&side), Some(&other)) = (side_of.get(&a), side_of.get(&b)) else {
+            return Err(format!(
+                "{} and {} must both be attached to the emulator",
+                net.nodes[a as usize].name, net.nodes[b as usize].name
+            ));
+        };
+        if side == other {
+            return Err(format!(
+                "{} and {} are on the same side; the emulator forwards between its two sides",
+                net.nodes[a as usize].name, net.nodes[b as usize].name
+            ));
+        }
+        for l in net.path(a, b).unwrap_or_default() {
+            let o = &mut owner[l as usize];
+            if *o != NONE && *o != side {
+                return Err(format!(
+                    "link {} is on routes of both sides; the emulator needs the two directions on disjoint links",
+                    net.link_names[l as usize]
+                ));
             }
+            *o = side;
         }
     }
     // Links no route crosses carry nothing; their windows are told by side 0.
@@ -177,13 +190,27 @@ fn ownership(net: &Network, hosts: &[Attachment]) -> io::Result<Vec<usize>> {
         .collect())
 }
 
+/// Whether the emulator can forward between the hosts `sides` (node, side 0 or 1) over `net`
+/// for the pairs that send to each other: no link may be on routes of both sides. The error
+/// says which link is.
+pub fn check_sides(
+    net: &Network,
+    sides: &[(NodeId, usize)],
+    pairs: &[(NodeId, NodeId)],
+) -> Result<(), String> {
+    ownership(net, sides, pairs).map(|_| ())
+}
+
 impl Emulator {
-    /// Starts forwarding between `hosts` over `net`. Time 0 of the links and the recorder is
-    /// `t0_ns` on the monotonic clock; the threads stop by themselves at `end`.
+    /// Starts forwarding between `hosts` over `net`, for the `pairs` (source, destination) that
+    /// send to each other (a packet between any other two hosts is dropped). Time 0 of the
+    /// links and the recorder is `t0_ns` on the monotonic clock; the threads stop by themselves
+    /// at `end`.
     pub fn start(
         net: Network,
         recorder: Recorder,
         hosts: Vec<Attachment>,
+        pairs: &[(NodeId, NodeId)],
         config: EmulatorConfig,
         t0_ns: u64,
         end: Time,
@@ -191,10 +218,16 @@ impl Emulator {
         if let Some(h) = hosts.iter().find(|h| h.side > 1) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("host {} is on side {}; there are sides 0 and 1", h.addr, h.side),
+                format!(
+                    "host {} is on side {}; there are sides 0 and 1",
+                    h.addr, h.side
+                ),
             ));
         }
-        let owner = ownership(&net, &hosts)?;
+        let sides: Vec<(NodeId, usize)> = hosts.iter().map(|h| (h.node, h.side)).collect();
+        let owner = ownership(&net, &sides, pairs)
+            .map_err(|m| io::Error::new(io::ErrorKind::InvalidInput, m))?;
+        let allowed: std::collections::HashSet<(NodeId, NodeId)> = pairs.iter().copied().collect();
         for h in &hosts {
             clock::set_nonblocking(h.fd.as_raw_fd())?;
         }
@@ -250,6 +283,7 @@ impl Emulator {
                     .collect(),
                 out: out.clone(),
                 by_addr: by_addr.clone(),
+                allowed: allowed.clone(),
                 owned: owned[side].clone(),
                 pending: vec![VecDeque::new(); links],
                 interval,
@@ -335,6 +369,8 @@ struct Side {
     /// Per node: its descriptor and side, if it is an attached host.
     out: Vec<Option<(RawFd, usize)>>,
     by_addr: HashMap<u32, NodeId>,
+    /// The (source, destination) pairs that may send to each other.
+    allowed: std::collections::HashSet<(NodeId, NodeId)>,
     /// The links only this thread offers packets to.
     owned: Vec<LinkId>,
     /// Per link: the packets on it with the time each arrives at the far end, in order (the
@@ -527,8 +563,7 @@ impl Side {
     /// A packet read from host `src` at `at`.
     fn ingress(&mut self, src: NodeId, bytes: &[u8], at: Time) {
         let dst = ipv4_destination(bytes).and_then(|a| self.by_addr.get(&a).copied());
-        let Some(dst) = dst.filter(|d| self.out[*d as usize].is_some_and(|(_, s)| s != self.index))
-        else {
+        let Some(dst) = dst.filter(|&d| self.allowed.contains(&(src, d))) else {
             self.report.foreign_packets += 1;
             return;
         };

@@ -104,7 +104,11 @@ impl Lateness {
     /// whole 100 µs below 100 ms).
     pub fn at_least(&self, ns: u64) -> u64 {
         let b = bin(ns);
-        let first = if b == 0 || upper_edge(b - 1) == ns { b } else { b + 1 };
+        let first = if b == 0 || upper_edge(b - 1) == ns {
+            b
+        } else {
+            b + 1
+        };
         self.bins[first..].iter().sum()
     }
 }

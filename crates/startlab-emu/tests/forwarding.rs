@@ -85,7 +85,14 @@ fn network(limit: u32) -> Network {
         }),
         loss: 0.0,
     };
-    net.add_link(a, r, params(8, 10, limit), params(8, 10, limit), "bottleneck", 1);
+    net.add_link(
+        a,
+        r,
+        params(8, 10, limit),
+        params(8, 10, limit),
+        "bottleneck",
+        1,
+    );
     net.add_link(r, b, params(1000, 5, 1000), params(1000, 5, 1000), "", 1);
     net.compute_routes();
     net
@@ -119,7 +126,16 @@ fn packets_leave_when_the_link_says_and_droptail_drops_the_overflow() {
         },
     ];
     let t0 = monotonic_ns();
-    let emu = Emulator::start(net, recorder, hosts, EmulatorConfig::default(), t0, end).unwrap();
+    let emu = Emulator::start(
+        net,
+        recorder,
+        hosts,
+        &[(0, 1), (1, 0)],
+        EmulatorConfig::default(),
+        t0,
+        end,
+    )
+    .unwrap();
     // A burst of 10 packets of 1000 B at 50 ms: one is sent at once, three wait, six are dropped.
     std::thread::sleep(std::time::Duration::from_millis(50));
     let sent_at = monotonic_ns();
@@ -155,7 +171,11 @@ fn packets_leave_when_the_link_says_and_droptail_drops_the_overflow() {
     assert!(report.lateness().max_ns() < 2_000_000);
     let side = &report.sides[0];
     assert_eq!(
-        (side.read_packets, side.dropped_packets, side.foreign_packets),
+        (
+            side.read_packets,
+            side.dropped_packets,
+            side.foreign_packets
+        ),
         (11, 6, 1)
     );
     assert_eq!(report.network.links[0].stats.drops, 6);
@@ -171,8 +191,7 @@ fn packets_leave_when_the_link_says_and_droptail_drops_the_overflow() {
 
 #[test]
 fn routes_that_share_a_link_in_both_directions_are_refused() {
-    // a - r1 - r2 - b, with x at r1 and y at r2: side 0 is {a, y}, side 1 is {b, x}. y → x and
-    // b → a both cross r2→r1, so one link would be offered packets by both threads.
+    // a - r1 - r2 - b, with x at r1 and y at r2: side 0 is {a, y}, side 1 is {b, x}.
     let mut net = Network::default();
     let host = |net: &mut Network, n: &str| net.add_node(n, NodeKind::Host);
     let (a, b, x, y) = (
@@ -203,11 +222,37 @@ fn routes_that_share_a_link_in_both_directions_are_refused() {
         fd: socket_pair().0,
         side,
     };
-    let hosts = vec![attach(a, 0, 1), attach(y, 0, 2), attach(b, 1, 3), attach(x, 1, 4)];
-    let err = Emulator::start(net, recorder, hosts, EmulatorConfig::default(), monotonic_ns(), end)
+    let hosts = || {
+        vec![
+            attach(a, 0, 1),
+            attach(y, 0, 2),
+            attach(b, 1, 3),
+            attach(x, 1, 4),
+        ]
+    };
+    let start = |pairs: &[(u32, u32)]| {
+        Emulator::start(
+            net.clone(),
+            recorder.clone(),
+            hosts(),
+            pairs,
+            EmulatorConfig::default(),
+            monotonic_ns(),
+            end,
+        )
+    };
+    // a and b talking: each direction on its own links.
+    let emu = start(&[(a, b), (b, a)]).expect("disjoint");
+    emu.finish().unwrap();
+    // y sending to x and b sending to a both cross r2→r1.
+    let err = start(&[(y, x), (x, y), (b, a), (a, b)])
         .err()
         .expect("refused");
-    assert!(err.to_string().starts_with("link r2->r1 is on routes of both sides"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("link r2->r1 is on routes of both sides"),
+        "{err}"
+    );
 }
 
 /// A single link a → b of `rate` / 1 ms with `discipline` and random `loss`.
@@ -255,8 +300,16 @@ fn blast(net: Network, n: u16, gap_us: u64) -> (startlab_emu::EmulatorReport, Ve
             side: 1,
         },
     ];
-    let emu =
-        Emulator::start(net, recorder, hosts, EmulatorConfig::default(), monotonic_ns(), end).unwrap();
+    let emu = Emulator::start(
+        net,
+        recorder,
+        hosts,
+        &[(0, 1), (1, 0)],
+        EmulatorConfig::default(),
+        monotonic_ns(),
+        end,
+    )
+    .unwrap();
     let receiver = std::thread::spawn(move || receive(&b_host, n as usize, 3_000_000_000));
     let t0 = monotonic_ns();
     for id in 0..n {
@@ -267,7 +320,10 @@ fn blast(net: Network, n: u16, gap_us: u64) -> (startlab_emu::EmulatorReport, Ve
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
     let got = receiver.join().unwrap();
-    (emu.finish().unwrap(), got.into_iter().map(|g| g.1).collect())
+    (
+        emu.finish().unwrap(),
+        got.into_iter().map(|g| g.1).collect(),
+    )
 }
 
 /// Replays the arrivals the emulator recorded (one queue row per packet offered, at the time
@@ -366,7 +422,16 @@ fn periodic_queue_samples_fall_on_the_simulators_grid() {
         },
     ];
     let t0 = monotonic_ns();
-    let emu = Emulator::start(net, recorder, hosts, EmulatorConfig::default(), t0, end).unwrap();
+    let emu = Emulator::start(
+        net,
+        recorder,
+        hosts,
+        &[(0, 1), (1, 0)],
+        EmulatorConfig::default(),
+        t0,
+        end,
+    )
+    .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(12));
     for id in 0..5 {
         send(&a_host, &ipv4([198, 18, 0, 2], 1000, id));

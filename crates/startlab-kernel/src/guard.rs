@@ -50,7 +50,9 @@ impl RunLock {
             let holder = text.lines().next().unwrap_or("another process").to_string();
             return Err(io::Error::new(
                 io::ErrorKind::WouldBlock,
-                format!("another kernel run holds the machine ({holder}); kernel runs go one at a time"),
+                format!(
+                    "another kernel run holds the machine ({holder}); kernel runs go one at a time"
+                ),
             ));
         }
         let mut text = String::new();
@@ -115,7 +117,11 @@ mod tests {
             assert_eq!(std::fs::read_to_string(&setting).unwrap(), "0");
             // flock is per open file description: a second open in this process is refused.
             let e = RunLock::acquire(&lock).unwrap_err();
-            assert!(e.to_string().contains("another kernel run holds the machine (pid "), "{e}");
+            assert!(
+                e.to_string()
+                    .contains("another kernel run holds the machine (pid "),
+                "{e}"
+            );
         }
         assert_eq!(std::fs::read_to_string(&setting).unwrap(), "1");
         // A run killed after changing a setting: the next one restores it.

@@ -249,13 +249,6 @@ fn kernel_control(
 /// eBPF programs).
 pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, ScenarioError> {
     let doc = &s.document;
-    let kind = doc.topology.kind;
-    if !matches!(kind, startlab_core::scenario::TopologyKind::Dumbbell) {
-        return Err(refuse(
-            "topology.kind".into(),
-            "the kernel testbed builds dumbbells (one bottleneck between the sending and the receiving hosts)",
-        ));
-    }
     let mut connections = Vec::new();
     let mut datagrams = Vec::new();
     let mut tcp = Vec::new();
@@ -352,7 +345,9 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
             paced: matches!(cfg.pacing, Pacing::Linux { .. }),
         };
         match &plan.traffic {
-            Traffic::Tcp { connections: conns, .. } => {
+            Traffic::Tcp {
+                connections: conns, ..
+            } => {
                 for c in conns {
                     connections.push(Connection {
                         flow,
@@ -414,7 +409,10 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
     if connections.len() > MAX_CONNECTIONS {
         return Err(refuse(
             "flows".into(),
-            format!("{} connections: a kernel run opens at most {MAX_CONNECTIONS}", connections.len()),
+            format!(
+                "{} connections: a kernel run opens at most {MAX_CONNECTIONS}",
+                connections.len()
+            ),
         ));
     }
     let differences = vec![
@@ -585,7 +583,10 @@ mod examples {
         for path in paths {
             let s = scenario::from_toml(&std::fs::read_to_string(&path).unwrap()).unwrap();
             let r = scenario::resolve(&s).unwrap();
-            match plan(&r, &kernel) {
+            match plan(&r, &kernel).and_then(|p| {
+                crate::testbed::layout(&r.network, &p)?;
+                Ok(p)
+            }) {
                 Ok(p) => println!("{}: {} connections", path.display(), p.connections.len()),
                 Err(e) => {
                     assert!(!e.path.is_empty(), "{}: {e}", path.display());

@@ -65,13 +65,17 @@ pub fn preflight() -> Result<(), KernelError> {
         return missing("the kernel world needs root (network namespaces, TUN devices, tracefs, module parameters)".into());
     }
     if !Path::new("/dev/net/tun").exists() {
-        return missing("/dev/net/tun is missing: this kernel has no TUN devices (CONFIG_TUN)".into());
+        return missing(
+            "/dev/net/tun is missing: this kernel has no TUN devices (CONFIG_TUN)".into(),
+        );
     }
     if std::process::Command::new("ip").arg("-V").output().is_err() {
         return missing("the `ip` command (iproute2) is not installed".into());
     }
     if available_controls().is_empty() {
-        return missing("/proc/sys/net/ipv4/tcp_available_congestion_control is not readable".into());
+        return missing(
+            "/proc/sys/net/ipv4/tcp_available_congestion_control is not readable".into(),
+        );
     }
     Ok(())
 }
@@ -227,7 +231,12 @@ fn cubic_settings(p: &KernelPlan) -> Vec<(String, String)> {
         ("beta", m.beta),
     ]
     .into_iter()
-    .map(|(k, v)| (format!("/sys/module/tcp_cubic/parameters/{k}"), v.to_string()))
+    .map(|(k, v)| {
+        (
+            format!("/sys/module/tcp_cubic/parameters/{k}"),
+            v.to_string(),
+        )
+    })
     .collect()
 }
 
@@ -294,7 +303,8 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
     // other runs away.
     let src_port = |flow: u32| 20_000 + flow as u16;
     let ports: Vec<u16> = plan.connections.iter().map(|c| src_port(c.flow)).collect();
-    let mut tracer = Tracer::start(&tracefs.root, "run", &ports, 16_384).map_err(failed("trace"))?;
+    let mut tracer =
+        Tracer::start(&tracefs.root, "run", &ports, 16_384).map_err(failed("trace"))?;
     let attachments: Vec<Attachment> = bed
         .hosts
         .iter()
@@ -324,6 +334,7 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
         s.network.clone(),
         recorder,
         attachments,
+        &layout.pairs(),
         config,
         t0,
         s.end(),
@@ -396,7 +407,9 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
         return Err(KernelError::Failed(format!("a connection failed: {e}")));
     }
     if let Some(e) = emulated.sides.iter().find_map(|s| s.error.clone()) {
-        return Err(KernelError::Failed(format!("the link emulator stopped: {e}")));
+        return Err(KernelError::Failed(format!(
+            "the link emulator stopped: {e}"
+        )));
     }
     let hystart: Vec<Option<HystartCounts>> = plan
         .connections

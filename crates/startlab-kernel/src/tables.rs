@@ -38,8 +38,18 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
     let end = Time::from_nanos(run.end_ns.saturating_sub(run.start_ns));
     for (d, o) in run.datagrams.iter().zip(run.udp) {
         // Per-flow drops of a UDP source: what was sent and never received.
-        let lost = o.source.sent_packets.saturating_sub(o.source.delivered_packets);
-        rows.push(udp_summary(d.flow, &d.label, &o.source, lost, run.network, end));
+        let lost = o
+            .source
+            .sent_packets
+            .saturating_sub(o.source.delivered_packets);
+        rows.push(udp_summary(
+            d.flow,
+            &d.label,
+            &o.source,
+            lost,
+            run.network,
+            end,
+        ));
     }
     for (i, (c, o)) in run.connections.iter().zip(run.outcomes).enumerate() {
         let port = run.ports[i];

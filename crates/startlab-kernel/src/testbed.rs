@@ -35,7 +35,10 @@ pub fn host_addr(i: usize) -> Ipv4Addr {
 /// Runs `ip ARGS`, with the error text if it fails.
 pub fn ip(args: &[&str]) -> io::Result<()> {
     let out = Command::new("ip").args(args).output().map_err(|e| {
-        io::Error::new(e.kind(), format!("ip: {e} (iproute2 is needed for the kernel world)"))
+        io::Error::new(
+            e.kind(),
+            format!("ip: {e} (iproute2 is needed for the kernel world)"),
+        )
     })?;
     if !out.status.success() {
         return Err(io::Error::other(format!(
@@ -115,7 +118,10 @@ fn sysctls(t: &HostTcp) -> Vec<(String, String)> {
         ("net.ipv6.conf.all.disable_ipv6", "1".to_string()),
         ("net.ipv6.conf.default.disable_ipv6", "1".to_string()),
         ("net.ipv4.tcp_sack", u8::from(t.sack).to_string()),
-        ("net.ipv4.tcp_timestamps", u8::from(t.timestamps).to_string()),
+        (
+            "net.ipv4.tcp_timestamps",
+            u8::from(t.timestamps).to_string(),
+        ),
         ("net.ipv4.tcp_reordering", t.dupack_threshold.to_string()),
         ("net.ipv4.tcp_pacing_ss_ratio", ss.to_string()),
         ("net.ipv4.tcp_pacing_ca_ratio", ca.to_string()),
@@ -135,7 +141,9 @@ fn sysctls(t: &HostTcp) -> Vec<(String, String)> {
 fn conflict(entry: usize, what: &str) -> ScenarioError {
     ScenarioError {
         path: format!("flows[{entry}].tcp"),
-        message: format!("its {what} differs from another entry's on the same host; the kernel sets it per host"),
+        message: format!(
+            "its {what} differs from another entry's on the same host; the kernel sets it per host"
+        ),
     }
 }
 
@@ -147,9 +155,21 @@ pub struct Layout {
     routes: BTreeMap<(NodeId, NodeId), RouteOptions>,
 }
 
-/// The side of a dumbbell host: senders `s*` on 0, receivers `r*` on 1.
+impl Layout {
+    /// The (host, peer) pairs that send to each other: one per route.
+    pub fn pairs(&self) -> Vec<(NodeId, NodeId)> {
+        self.routes.keys().copied().collect()
+    }
+}
+
+/// The side of a host: the sending side (0) for `s0`, `ls0`, `cs1_0` (the dumbbell's and
+/// parallel paths' senders, the parking lot's long and cross senders), the receiving side (1)
+/// for `r0`, `lr0`, `cr1_0`. The letter before the index decides.
 fn side(net: &Network, node: NodeId) -> usize {
-    usize::from(!net.nodes[node as usize].name.starts_with('s'))
+    let name = net.nodes[node as usize]
+        .name
+        .trim_end_matches(|c: char| c.is_ascii_digit() || c == '_');
+    usize::from(!name.ends_with('s'))
 }
 
 /// Lays the plan's connections out on hosts and routes, refusing by field what one host
@@ -174,7 +194,7 @@ pub fn layout(net: &Network, plan: &KernelPlan) -> Result<Layout, ScenarioError>
             return Err(ScenarioError {
                 path: format!("flows[{}].dst", c.entry),
                 message: format!(
-                    "{} and {} are on the same side of the dumbbell; the kernel testbed runs flows between a sender s* and a receiver r*",
+                    "{} and {} are on the same side; the kernel testbed runs flows between a sending host (s*, ls*, cs*) and a receiving host (r*, lr*, cr*)",
                     c.src, c.dst
                 ),
             });
@@ -207,7 +227,9 @@ pub fn layout(net: &Network, plan: &KernelPlan) -> Result<Layout, ScenarioError>
             let merged = match routes.get(&key) {
                 None => opts,
                 Some(have) => {
-                    let pick = |a: Option<u64>, b: Option<u64>| -> Result<Option<u64>, ScenarioError> {
+                    let pick = |a: Option<u64>,
+                                b: Option<u64>|
+                     -> Result<Option<u64>, ScenarioError> {
                         match (a, b) {
                             (Some(x), Some(y)) if x != y => Err(conflict(c.entry, "route setting")),
                             (x, y) => Ok(x.or(y)),
@@ -236,7 +258,7 @@ pub fn layout(net: &Network, plan: &KernelPlan) -> Result<Layout, ScenarioError>
             return Err(ScenarioError {
                 path: format!("flows[{}].dst", d.entry),
                 message: format!(
-                    "{} and {} are on the same side of the dumbbell; the kernel testbed runs flows between a sender s* and a receiver r*",
+                    "{} and {} are on the same side; the kernel testbed runs flows between a sending host (s*, ls*, cs*) and a receiving host (r*, lr*, cr*)",
                     d.src, d.dst
                 ),
             });
@@ -249,8 +271,19 @@ pub fn layout(net: &Network, plan: &KernelPlan) -> Result<Layout, ScenarioError>
         routes.entry((src, dst)).or_default();
         routes.entry((dst, src)).or_default();
     }
+    // The emulator forwards each side's packets in a thread of its own, so no link may be on
+    // routes of both sides; refuse here, before anything is created.
+    let sides: Vec<(NodeId, usize)> = hosts.iter().map(|(&n, (s, _, _))| (n, *s)).collect();
+    let pairs: Vec<(NodeId, NodeId)> = routes.keys().copied().collect();
+    startlab_emu::emulator::check_sides(net, &sides, &pairs).map_err(|message| ScenarioError {
+        path: "topology".into(),
+        message,
+    })?;
     Ok(Layout {
-        hosts: hosts.into_iter().map(|(n, (s, v, _))| (n, (s, v))).collect(),
+        hosts: hosts
+            .into_iter()
+            .map(|(n, (s, v, _))| (n, (s, v)))
+            .collect(),
         routes,
     })
 }
@@ -288,7 +321,18 @@ pub fn build(net: &Network, layout: &Layout) -> io::Result<(Testbed, Vec<OwnedFd
         ip(&["-n", ns, "addr", "add", &addr, "dev", DEVICE])?;
         // A transmit queue long enough that the host's own device never drops (TCP Small
         // Queues keeps it short anyway); the emulator's queues are the bottleneck's.
-        ip(&["-n", ns, "link", "set", DEVICE, "mtu", "1500", "txqueuelen", "10000", "up"])?;
+        ip(&[
+            "-n",
+            ns,
+            "link",
+            "set",
+            DEVICE,
+            "mtu",
+            "1500",
+            "txqueuelen",
+            "10000",
+            "up",
+        ])?;
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", ns, "sysctl", "-q", "-w"]);
         for (k, v) in sysctl {
@@ -362,7 +406,11 @@ mod tests {
         assert_eq!(host_addr(250), Ipv4Addr::new(198, 18, 1, 1));
         for i in 0..20_000 {
             let a = u32::from(host_addr(i));
-            assert_eq!(a >> 17, u32::from(Ipv4Addr::new(198, 18, 0, 0)) >> 17, "{i}");
+            assert_eq!(
+                a >> 17,
+                u32::from(Ipv4Addr::new(198, 18, 0, 0)) >> 17,
+                "{i}"
+            );
         }
     }
 

@@ -481,7 +481,14 @@ pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
                         last = Some(at);
                     }
                 }
-                Ok(UdpReceived { packets, bytes, first, last, settled, overflowed })
+                Ok(UdpReceived {
+                    packets,
+                    bytes,
+                    first,
+                    last,
+                    settled,
+                    overflowed,
+                })
             });
             rx.recv()
                 .unwrap_or_else(|_| Err(io::Error::other("receiver thread ended")))
@@ -494,7 +501,8 @@ pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
         .map(|mut job| {
             std::thread::spawn(move || -> (UdpSource, u64, Option<String>) {
                 let socket = match udp_socket(&job.src, job.src_port).and_then(|s| {
-                    s.connect(SocketAddrV4::new(job.dst.addr, job.dst_port)).map(|_| s)
+                    s.connect(SocketAddrV4::new(job.dst.addr, job.dst_port))
+                        .map(|_| s)
                 }) {
                     Ok(s) => s,
                     Err(e) => return (job.source, 0, Some(e.to_string())),
@@ -522,9 +530,13 @@ pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
         .collect();
     let mut outcomes = Vec::new();
     for ((job, sender), receiver) in jobs.iter().zip(senders).zip(receivers) {
-        let (mut source, send_errors, mut error) = sender
-            .join()
-            .unwrap_or_else(|_| (job.source.clone(), 0, Some("the sender thread panicked".into())));
+        let (mut source, send_errors, mut error) = sender.join().unwrap_or_else(|_| {
+            (
+                job.source.clone(),
+                0,
+                Some("the sender thread panicked".into()),
+            )
+        });
         let (mut first_ns, mut last_ns, mut socket_drops, mut settled) = (None, None, 0, None);
         match receiver.map(|h| h.join()) {
             Ok(Ok(Ok(got))) => {

@@ -64,15 +64,26 @@ fn kernel_a_scenario_runs_over_the_emulator_into_the_simulators_tables() {
     let tcp = r.flows.row(0);
     assert_eq!(tcp.ss_exit_reason.as_deref(), Some("loss"), "{tcp:?}");
     assert!(tcp.retransmissions > 0 && tcp.goodput_bps > 10e6, "{tcp:?}");
-    let b = r.links.name.iter().position(|n| n == "left->right").unwrap();
+    let b = r
+        .links
+        .name
+        .iter()
+        .position(|n| n == "left->right")
+        .unwrap();
     let limit = r.links.limit_packets[b].unwrap() as u32;
     assert!(r.links.drops[b] > 0);
-    assert!(r.links.max_queue_packets[b] <= limit, "the queue never exceeds its limit");
+    assert!(
+        r.links.max_queue_packets[b] <= limit,
+        "the queue never exceeds its limit"
+    );
     assert!(r.links.utilization[b] > 0.5 && r.links.utilization[b] <= 1.0);
     // The CBR source sent its 1 s at 2 Mbit/s of 1000-byte packets: 250 packets.
     let cbr = r.flows.row(1);
     assert_eq!((cbr.kind.as_str(), cbr.sent_packets), ("cbr", 250));
-    assert!(cbr.delivered_bytes <= 250_000 && cbr.delivered_bytes > 200_000, "{cbr:?}");
+    assert!(
+        cbr.delivered_bytes <= 250_000 && cbr.delivered_bytes > 200_000,
+        "{cbr:?}"
+    );
     // Packet conservation at the emulator.
     let st = &r.stats;
     assert_eq!(
