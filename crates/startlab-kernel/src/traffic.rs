@@ -50,7 +50,9 @@ pub fn sleep_until(deadline_ns: u64) {
         if deadline_ns <= now || aborted() {
             return;
         }
-        std::thread::sleep(Duration::from_nanos((deadline_ns - now).min(10_000_000)));
+        // Slices of at most 50 ms: an abort is seen within them, and a sleeping thread wakes
+        // rarely.
+        std::thread::sleep(Duration::from_nanos((deadline_ns - now).min(50_000_000)));
     }
 }
 
@@ -329,19 +331,30 @@ fn abort_on_close(socket: &impl AsRawFd) {
 /// Runs every job: receivers listen first, then each sender opens at its start time. Returns
 /// one outcome per job, in the order given.
 pub fn run_tcp(jobs: &[TcpJob]) -> Vec<TcpOutcome> {
-    let receivers: Vec<_> = jobs.iter().map(receiver).collect();
-    let senders: Vec<_> = jobs
-        .iter()
-        .cloned()
-        .map(|job| std::thread::spawn(move || sender(&job)))
-        .collect();
+    // Threads are started shortly before each connection opens, in start order, so that a run
+    // of many short connections (Poisson arrivals) has only the live ones' threads, not
+    // thousands of sleeping ones waking the CPUs the emulator needs.
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&i| jobs[i].start_ns);
+    let mut started: Vec<Option<Started>> = (0..jobs.len()).map(|_| None).collect();
+    for i in order {
+        let job = &jobs[i];
+        sleep_until(job.start_ns.saturating_sub(LAUNCH_LEAD_NS));
+        if aborted() {
+            break; // the run ends without its tables; nothing more to start
+        }
+        let receiver = receiver(job);
+        let sending = job.clone();
+        let sender = std::thread::spawn(move || sender(&sending));
+        started[i] = Some(Started { sender, receiver });
+    }
     let mut outcomes = Vec::with_capacity(jobs.len());
-    for (sender, receiver) in senders.into_iter().zip(receivers) {
-        let mut out = sender.join().unwrap_or_else(|_| TcpOutcome {
+    for s in started.into_iter().flatten() {
+        let mut out = s.sender.join().unwrap_or_else(|_| TcpOutcome {
             error: Some("the sender thread panicked".into()),
             ..TcpOutcome::default()
         });
-        match receiver {
+        match s.receiver {
             Ok(handle) => match handle.join() {
                 Ok(Ok(bytes)) => out.received_bytes = bytes,
                 Ok(Err(e)) => out.error = out.error.or(Some(format!("receive: {e}"))),
@@ -352,6 +365,15 @@ pub fn run_tcp(jobs: &[TcpJob]) -> Vec<TcpOutcome> {
         outcomes.push(out);
     }
     outcomes
+}
+
+/// How long before its start a connection's threads are started.
+const LAUNCH_LEAD_NS: u64 = 50_000_000;
+
+/// The threads of one connection.
+struct Started {
+    sender: std::thread::JoinHandle<TcpOutcome>,
+    receiver: io::Result<std::thread::JoinHandle<io::Result<u64>>>,
 }
 
 /// One UDP source to run: the simulator's [`UdpSource`] says when each packet leaves.
