@@ -28,9 +28,15 @@ Cli = Callable[..., subprocess.CompletedProcess[str]]
 
 
 def scenario(path: Path, flows: list[dict[str, Any]], **fields: Any) -> Path:
-    """A short one- or two-pair dumbbell with ``flows``, written to ``path``."""
+    """A short two-pair dumbbell with ``flows``, written to ``path``."""
+    path.write_text(tomli_w.dumps(document(path.stem, flows, **fields)), encoding="utf-8")
+    return path
+
+
+def document(name: str, flows: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
+    """The scenario :func:`scenario` writes, as a document."""
     doc: dict[str, Any] = {
-        "name": path.stem,
+        "name": name,
         "duration": "2s",
         "topology": {
             "kind": "dumbbell",
@@ -47,8 +53,7 @@ def scenario(path: Path, flows: list[dict[str, Any]], **fields: Any) -> Path:
         "measure": {"interval": "10ms"},
     }
     doc.update(fields)
-    path.write_text(tomli_w.dumps(doc), encoding="utf-8")
-    return path
+    return doc
 
 
 def leftovers() -> list[str]:
@@ -89,7 +94,11 @@ HYSTART = {"cc": "cubic", "startup": "hystart", "startup_params": {"variant": "l
             "flows[0].tcp.initial_ssthresh: 32 segments",
         ),
         ([{"cc": "cubic", "startup": "hystart"}], {}, "flows[0].startup_params.variant"),
-        ([{"cc": "newreno", "src": "s0", "dst": "s1"}], {}, "flows[0].dst: s0 and s1 are on the same"),
+        (
+            [{"cc": "newreno", "src": "s0", "dst": "s1"}],
+            {},
+            "flows[0].dst: s0 and s1 are on the same",
+        ),
         ([{"kind": "cbr", "rate": "1Mbps", "packet_size": "9000B"}], {}, "flows[0].packet_size"),
     ],
 )
@@ -340,3 +349,49 @@ def test_without_root_the_kernel_world_says_so_and_exits_2(tmp_path: Path) -> No
         assert not (shared / "out").exists()
     finally:
         shutil.rmtree(shared)
+
+
+# -- sweeps in the kernel world ------------------------------------------------------------------
+
+
+def _plan(**fields: Any) -> dict[str, Any]:
+    base = document("worlds", [HYSTART])
+    return {"name": "worlds", "base": base, "metrics": {"exit": "ss_exit_reason(flow=0)"}, **fields}
+
+
+def test_a_plan_names_its_world_and_kernel_points_are_checked_before_anything_runs() -> None:
+    from startlab.sweep import SweepPlan, SweepPlanError
+
+    with pytest.raises(
+        SweepPlanError, match=r'^world: "mars" is not a world; allowed: "simulator", "kernel"'
+    ):
+        SweepPlan(_plan(world="mars"))
+    with pytest.raises(SweepPlanError, match=r'^axes.world: "moon" is not a world'):
+        SweepPlan(_plan(axes={"world": ["simulator", "moon"]}))
+    # A point the kernel cannot run is refused with the kernel's reason.
+    plan = SweepPlan(_plan(axes={"world": ["simulator", "kernel"], "tcp.initial_ssthresh": [32]}))
+    with pytest.raises(
+        SweepPlanError,
+        match=r'point 1 of 2 .*world kernel: flows\[0\]\.tcp\.initial_ssthresh: 32 segments',
+    ):
+        plan.points()
+    # The same scenario in the two worlds is two runs with two keys.
+    points = SweepPlan(_plan(axes={"world": ["simulator", "kernel"]})).points()
+    assert [p.world for p in points] == ["simulator", "kernel"]
+    assert points[0].scenario == points[1].scenario
+    assert points[0].key != points[1].key
+
+
+@pytest.mark.kernel
+def test_a_sweep_runs_its_kernel_points_on_the_kernel(
+    cli: Cli, tmp_path: Path, kernel_world: None
+) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(tomli_w.dumps(_plan(axes={"world": ["simulator", "kernel"]})))
+    out = tmp_path / "sweep"
+    proc = cli("sweep", plan, "-o", out, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    results = pl.read_parquet(out / "results.parquet").sort("point")
+    assert results["world"].to_list() == ["simulator", "kernel"]
+    assert results["status"].to_list() == ["ok", "ok"]
+    assert results["exit"][1] in {"hystart-train", "hystart-delay", "loss"}

@@ -16,7 +16,7 @@ use crate::cc::registry::ControllerFactory;
 use crate::cc::Phase;
 pub use crate::measure::recorder::MeasureSpec;
 use crate::measure::recorder::{self, TcpFlowFacts};
-use crate::measure::{jain_index, Flows, Recorder, Report, RunStats};
+use crate::measure::{Flows, Recorder, Report, RunStats};
 use crate::net::{Admission, FlowId, LinkId, Network, NodeId, Packet, PacketKind, NO_ROUTE};
 use crate::rng::Rng;
 use crate::scenario::{ResolvedScenario, Traffic};
@@ -408,7 +408,10 @@ impl Simulation {
         let now = self.now;
         let gen = &mut self.generators[g as usize];
         let mut spec = gen.spec.template.clone();
-        let (_, bytes) = gen.draws.next().expect("a spawn is scheduled only before the stop");
+        let (_, bytes) = gen
+            .draws
+            .next()
+            .expect("a spawn is scheduled only before the stop");
         spec.size = FlowSize::from_bytes(bytes, spec.cfg.mss_bytes);
         spec.start = now;
         let next = gen.draws.peek();
@@ -548,10 +551,6 @@ impl Simulation {
             });
         }
         let links = recorder::link_summaries(&mut self.net, end);
-        let goodputs: Vec<f64> = (0..flows.len())
-            .filter(|&i| flows.kind[i] == "tcp")
-            .map(|i| flows.goodput_bps[i])
-            .collect();
         let stats = RunStats {
             events: self.events_processed,
             packets_forwarded: links.forwarded_packets.iter().sum(),
@@ -560,7 +559,7 @@ impl Simulation {
             packets_delivered: self.packets_delivered,
             packets_dropped: self.packets_dropped,
             packets_in_network: self.net.links.iter().map(|l| l.in_flight() as u64).sum(),
-            jain_index: Some(jain_index(&goodputs)).filter(|x| x.is_finite()),
+            jain_index: flows.tcp_jain_index(),
         };
         let (flow_series, queue_series, windows) = self.recorder.finish(&self.net);
         Report {

@@ -17,6 +17,17 @@ pub fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// `CLOCK_REALTIME`, ns (the clock of socket receive stamps, `SO_TIMESTAMPNS`).
+pub fn realtime_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// Waits until one of `fds` is readable or `timeout_ns` has passed (`ppoll`, ns resolution).
 /// Returns whether a descriptor is readable.
 pub fn poll_readable(fds: &mut [libc::pollfd], timeout_ns: u64) -> io::Result<bool> {

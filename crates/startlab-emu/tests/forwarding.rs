@@ -98,16 +98,9 @@ fn network(limit: u32) -> Network {
     net
 }
 
-#[test]
-fn packets_leave_when_the_link_says_and_droptail_drops_the_overflow() {
-    let net = network(3);
-    let end = Time::ZERO + Duration::from_millis(400);
-    let spec = MeasureSpec {
-        interval: None,
-        links: vec![0],
-        windows: vec![(0, Time::ZERO, end)],
-        ..MeasureSpec::default()
-    };
+/// An emulator over `net` between hosts 0 (198.18.0.1, side 0) and 1 (198.18.0.2, side 1),
+/// recording `spec` until `end`; returns it and the hosts' ends of their socket pairs.
+fn two_hosts(net: Network, spec: MeasureSpec, end: Time) -> (Emulator, OwnedFd, OwnedFd) {
     let recorder = Recorder::new(spec, net.links.len(), end);
     let (a_emu, a_host) = socket_pair();
     let (b_emu, b_host) = socket_pair();
@@ -125,17 +118,23 @@ fn packets_leave_when_the_link_says_and_droptail_drops_the_overflow() {
             side: 1,
         },
     ];
-    let t0 = monotonic_ns();
-    let emu = Emulator::start(
-        net,
-        recorder,
-        hosts,
-        &[(0, 1), (1, 0)],
-        EmulatorConfig::default(),
-        t0,
-        end,
-    )
-    .unwrap();
+    let pairs = [(0, 1), (1, 0)];
+    let config = EmulatorConfig::default();
+    let emu = Emulator::start(net, recorder, hosts, &pairs, config, monotonic_ns(), end).unwrap();
+    (emu, a_host, b_host)
+}
+
+#[test]
+fn packets_leave_when_the_link_says_and_droptail_drops_the_overflow() {
+    let net = network(3);
+    let end = Time::ZERO + Duration::from_millis(400);
+    let spec = MeasureSpec {
+        interval: None,
+        links: vec![0],
+        windows: vec![(0, Time::ZERO, end)],
+        ..MeasureSpec::default()
+    };
+    let (emu, a_host, b_host) = two_hosts(net, spec, end);
     // A burst of 10 packets of 1000 B at 50 ms: one is sent at once, three wait, six are dropped.
     std::thread::sleep(std::time::Duration::from_millis(50));
     let sent_at = monotonic_ns();
@@ -283,33 +282,7 @@ fn blast(net: Network, n: u16, gap_us: u64) -> (startlab_emu::EmulatorReport, Ve
         links: vec![0],
         ..MeasureSpec::default()
     };
-    let recorder = Recorder::new(spec, net.links.len(), end);
-    let (a_emu, a_host) = socket_pair();
-    let (b_emu, b_host) = socket_pair();
-    let hosts = vec![
-        Attachment {
-            node: 0,
-            addr: "198.18.0.1".parse().unwrap(),
-            fd: a_emu,
-            side: 0,
-        },
-        Attachment {
-            node: 1,
-            addr: "198.18.0.2".parse().unwrap(),
-            fd: b_emu,
-            side: 1,
-        },
-    ];
-    let emu = Emulator::start(
-        net,
-        recorder,
-        hosts,
-        &[(0, 1), (1, 0)],
-        EmulatorConfig::default(),
-        monotonic_ns(),
-        end,
-    )
-    .unwrap();
+    let (emu, a_host, b_host) = two_hosts(net, spec, end);
     let receiver = std::thread::spawn(move || receive(&b_host, n as usize, 3_000_000_000));
     let t0 = monotonic_ns();
     for id in 0..n {
@@ -404,34 +377,7 @@ fn periodic_queue_samples_fall_on_the_simulators_grid() {
         links: vec![0],
         ..MeasureSpec::default()
     };
-    let recorder = Recorder::new(spec, net.links.len(), end);
-    let (a_emu, a_host) = socket_pair();
-    let (b_emu, _b_host) = socket_pair();
-    let hosts = vec![
-        Attachment {
-            node: 0,
-            addr: "198.18.0.1".parse().unwrap(),
-            fd: a_emu,
-            side: 0,
-        },
-        Attachment {
-            node: 1,
-            addr: "198.18.0.2".parse().unwrap(),
-            fd: b_emu,
-            side: 1,
-        },
-    ];
-    let t0 = monotonic_ns();
-    let emu = Emulator::start(
-        net,
-        recorder,
-        hosts,
-        &[(0, 1), (1, 0)],
-        EmulatorConfig::default(),
-        t0,
-        end,
-    )
-    .unwrap();
+    let (emu, a_host, _b_host) = two_hosts(net, spec, end);
     std::thread::sleep(std::time::Duration::from_millis(12));
     for id in 0..5 {
         send(&a_host, &ipv4([198, 18, 0, 2], 1000, id));

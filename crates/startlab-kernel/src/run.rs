@@ -21,7 +21,7 @@ use crate::traffic::{
     UdpJob, UdpOutcome,
 };
 use startlab_core::measure::recorder::link_summaries;
-use startlab_core::measure::{jain_index, Recorder, Report, RunStats};
+use startlab_core::measure::{Recorder, Report, RunStats};
 use startlab_core::scenario::{ResolvedScenario, ScenarioError};
 use startlab_emu::{Attachment, Emulator, EmulatorConfig, EmulatorReport};
 use std::collections::BTreeMap;
@@ -510,10 +510,6 @@ fn assemble(
     } = emulated;
     let (_, queue_series, windows) = recorder.finish(&network);
     let links = link_summaries(&mut network, s.end());
-    let goodputs: Vec<f64> = (0..flows.flow.len())
-        .filter(|&i| flows.kind[i] == "tcp")
-        .map(|i| flows.goodput_bps[i])
-        .collect();
     let stats = RunStats {
         events: read,
         packets_forwarded: links.forwarded_packets.iter().sum(),
@@ -522,7 +518,7 @@ fn assemble(
         packets_delivered: delivered,
         packets_dropped: dropped,
         packets_in_network: read.saturating_sub(delivered + dropped),
-        jain_index: Some(jain_index(&goodputs)).filter(|x| x.is_finite()),
+        jain_index: flows.tcp_jain_index(),
     };
     Report {
         flow_series,

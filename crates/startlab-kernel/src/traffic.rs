@@ -8,6 +8,7 @@
 
 use crate::tcpinfo::{tcp_info, TcpInfo};
 use startlab_core::traffic::UdpSource;
+use startlab_emu::clock::realtime_ns;
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
@@ -23,16 +24,8 @@ pub struct Host {
     pub addr: Ipv4Addr,
 }
 
-/// `CLOCK_MONOTONIC` in ns (the trace's `mono` clock).
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid timespec to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+/// `CLOCK_MONOTONIC` in ns (the trace's `mono` clock), the one clock of the kernel world.
+pub use startlab_emu::clock::monotonic_ns;
 
 /// Set (by a signal handler, or by a caller that was interrupted) to end every connection of
 /// the run now: senders stop sending, receivers stop waiting, sleeps return.
@@ -610,17 +603,6 @@ fn checksum(data: &[u8]) -> u16 {
         sum = (sum & 0xffff) + (sum >> 16);
     }
     !(sum as u16)
-}
-
-/// `CLOCK_REALTIME`, ns (the clock of socket timestamps).
-fn realtime_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid timespec to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// Asks the kernel to stamp every packet `socket` receives (`SO_TIMESTAMPNS`).

@@ -200,6 +200,17 @@ pub struct Report {
 
 /// Jain's fairness index (Σx)² / (n Σx²): 1 when all are equal, 1/n when one takes everything.
 /// NaN for an empty input; 1 when every value is zero.
+impl Flows {
+    /// Jain's fairness index over the goodputs of the TCP flows; `None` without any.
+    pub fn tcp_jain_index(&self) -> Option<f64> {
+        let goodputs: Vec<f64> = (0..self.len())
+            .filter(|&i| self.kind[i] == "tcp")
+            .map(|i| self.goodput_bps[i])
+            .collect();
+        Some(jain_index(&goodputs)).filter(|x| x.is_finite())
+    }
+}
+
 pub fn jain_index(xs: &[f64]) -> f64 {
     if xs.is_empty() {
         return f64::NAN;

@@ -58,10 +58,7 @@ impl Iterator for ArrivalDraws {
         let at = self.peek()?;
         let bytes = self.sizes.sample(&mut self.rng);
         self.next_at = at
-            + Duration::from_secs_f64(
-                self.rng
-                    .exponential(self.mean_interarrival.as_secs_f64()),
-            );
+            + Duration::from_secs_f64(self.rng.exponential(self.mean_interarrival.as_secs_f64()));
         Some((at, bytes))
     }
 }
