@@ -390,6 +390,8 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
     let udp = udp
         .join()
         .map_err(|_| KernelError::Failed("the UDP traffic panicked".into()))?;
+    let senders: Vec<(std::net::Ipv4Addr, u16)> =
+        jobs.iter().map(|j| (j.src.addr, j.src_port)).collect();
     sleep_until(t0 + s.duration.as_nanos());
     let emulated = emulator.finish().map_err(failed("link emulator"))?;
     let records = tracer.records().map_err(failed("trace"))?;
@@ -422,7 +424,7 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
         .collect();
     drop(bed);
     let report = assemble(
-        s, &plan, &outcomes, &udp, &ports, t0, &hystart, &records, emulated, &mut facts,
+        s, &plan, &outcomes, &udp, &senders, t0, &hystart, &records, emulated, &mut facts,
     );
     Ok(KernelRun { report, facts })
 }
@@ -434,7 +436,7 @@ fn assemble(
     plan: &KernelPlan,
     outcomes: &[TcpOutcome],
     udp: &[UdpOutcome],
-    ports: &[u16],
+    senders: &[(std::net::Ipv4Addr, u16)],
     t0: u64,
     hystart: &[Option<HystartCounts>],
     records: &trace::Records,
@@ -446,7 +448,7 @@ fn assemble(
         &RunFacts {
             connections: &plan.connections,
             outcomes,
-            ports,
+            senders,
             start_ns: t0,
             end_ns,
             hystart,

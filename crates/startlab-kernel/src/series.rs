@@ -177,6 +177,7 @@ mod tests {
     fn state(t_ms: u64, s: u8) -> CongStateRecord {
         CongStateRecord {
             time_ns: t_ms * 1_000_000,
+            src: "198.18.0.1".into(),
             sport: 40000,
             dport: 5201,
             state: s,

@@ -15,8 +15,9 @@ use startlab_core::time::Time;
 pub struct RunFacts<'a> {
     pub connections: &'a [Connection],
     pub outcomes: &'a [TcpOutcome],
-    /// The sender's port of each connection.
-    pub ports: &'a [u16],
+    /// The sender's address and port of each connection: its trace records are those of this
+    /// socket (another run's orphaned socket may have the same port, never the same address).
+    pub senders: &'a [(std::net::Ipv4Addr, u16)],
     pub start_ns: u64,
     pub end_ns: u64,
     pub hystart: &'a [Option<HystartCounts>],
@@ -52,18 +53,19 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
         ));
     }
     for (i, (c, o)) in run.connections.iter().zip(run.outcomes).enumerate() {
-        let port = run.ports[i];
+        let (addr, port) = run.senders[i];
+        let addr = addr.to_string();
         let probes: Vec<_> = records
             .probes
             .iter()
             // Its port, from when it opened: nothing of an earlier connection on the port.
-            .filter(|p| p.sport == port && p.time_ns >= o.opened_ns)
+            .filter(|p| p.sport == port && p.src == addr && p.time_ns >= o.opened_ns)
             .cloned()
             .collect();
         let states: Vec<_> = records
             .cong_states
             .iter()
-            .filter(|s| s.sport == port && s.time_ns >= o.opened_ns)
+            .filter(|s| s.sport == port && s.src == addr && s.time_ns >= o.opened_ns)
             .cloned()
             .collect();
         for row in flow_samples(

@@ -25,11 +25,30 @@ pub const NAMESPACE_PREFIX: &str = "startlab-";
 pub const DEVICE: &str = "emu0";
 const NETNS_DIR: &str = "/var/run/netns";
 
-/// The address of the `i`-th host: 198.18.0.1, 198.18.0.2, … (198.18.0.0/15 is reserved for
-/// benchmarking, RFC 2544 §C.2.2; nothing else on the machine uses it).
-pub fn host_addr(i: usize) -> Ipv4Addr {
+/// Hosts a kernel run builds at most (each is a network namespace).
+pub const MAX_HOSTS: usize = 1000;
+
+/// The address of the `i`-th host of a run in address block `block` (0 to 127): 1024
+/// addresses from 198.18.0.0 + 1024 × `block`, the host part of each octet from 1 to 250
+/// (198.18.0.0/15 is reserved for benchmarking, RFC 2544 §C.2.2; nothing else on the machine
+/// uses it). Runs take turns through the blocks, so that a socket a killed run left behind
+/// never has the address of a later run's sender.
+pub fn host_addr(block: u32, i: usize) -> Ipv4Addr {
     let i = i as u32;
-    Ipv4Addr::from(u32::from(Ipv4Addr::new(198, 18, 0, 0)) + (i / 250) * 256 + i % 250 + 1)
+    Ipv4Addr::from(
+        u32::from(Ipv4Addr::new(198, 18, 0, 0))
+            + (block % 128) * 1024
+            + (i / 250) * 256
+            + i % 250
+            + 1,
+    )
+}
+
+/// The address block of the next run of this process.
+fn next_block() -> u32 {
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::process::id().wrapping_mul(37).wrapping_add(run) % 128
 }
 
 /// Runs `ip ARGS`, with the error text if it fails.
@@ -249,6 +268,15 @@ pub fn layout(net: &Network, plan: &KernelPlan) -> Result<Layout, ScenarioError>
             routes.insert(key, merged);
         }
     }
+    if hosts.len() > MAX_HOSTS {
+        return Err(ScenarioError {
+            path: "topology".into(),
+            message: format!(
+                "{} hosts take part: the kernel testbed builds at most {MAX_HOSTS} (each is a network namespace)",
+                hosts.len()
+            ),
+        });
+    }
     // UDP sources: their hosts keep the settings of a TCP entry on them, or Linux's defaults;
     // their routes carry no options.
     for d in &plan.datagrams {
@@ -296,6 +324,7 @@ fn netns_path(name: &str) -> PathBuf {
 /// and each host's TUN descriptor, in the order of `Testbed::hosts`.
 pub fn build(net: &Network, layout: &Layout) -> io::Result<(Testbed, Vec<OwnedFd>)> {
     let pid = std::process::id();
+    let block = next_block();
     let mut testbed = Testbed { hosts: Vec::new() };
     let mut fds = Vec::new();
     for (i, (&node, (side, _))) in layout.hosts.iter().enumerate() {
@@ -307,7 +336,7 @@ pub fn build(net: &Network, layout: &Layout) -> io::Result<(Testbed, Vec<OwnedFd
             host: Host {
                 name: name.clone(),
                 netns: netns_path(&namespace),
-                addr: host_addr(i),
+                addr: host_addr(block, i),
             },
             side: *side,
             namespace,
@@ -401,16 +430,24 @@ mod tests {
 
     #[test]
     fn host_addresses_stay_in_the_benchmarking_range() {
-        assert_eq!(host_addr(0), Ipv4Addr::new(198, 18, 0, 1));
-        assert_eq!(host_addr(249), Ipv4Addr::new(198, 18, 0, 250));
-        assert_eq!(host_addr(250), Ipv4Addr::new(198, 18, 1, 1));
-        for i in 0..20_000 {
-            let a = u32::from(host_addr(i));
-            assert_eq!(
-                a >> 17,
-                u32::from(Ipv4Addr::new(198, 18, 0, 0)) >> 17,
-                "{i}"
-            );
+        assert_eq!(host_addr(0, 0), Ipv4Addr::new(198, 18, 0, 1));
+        assert_eq!(host_addr(0, 249), Ipv4Addr::new(198, 18, 0, 250));
+        assert_eq!(host_addr(0, 250), Ipv4Addr::new(198, 18, 1, 1));
+        assert_eq!(host_addr(1, 0), Ipv4Addr::new(198, 18, 4, 1));
+        assert_eq!(
+            host_addr(127, MAX_HOSTS - 1),
+            Ipv4Addr::new(198, 19, 255, 250)
+        );
+        let mut seen = std::collections::HashSet::new();
+        for block in 0..128 {
+            for i in 0..MAX_HOSTS {
+                let a = host_addr(block, i);
+                assert_eq!(
+                    u32::from(a) >> 17,
+                    u32::from(Ipv4Addr::new(198, 18, 0, 0)) >> 17
+                );
+                assert!(seen.insert(a), "{a} twice");
+            }
         }
     }
 

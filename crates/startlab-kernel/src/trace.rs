@@ -45,6 +45,8 @@ pub struct ProbeRecord {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CongStateRecord {
     pub time_ns: u64,
+    /// The socket's local address (IPv4), as the event prints it.
+    pub src: String,
     pub sport: u16,
     pub dport: u16,
     /// The new state: `TCP_CA_Open` 0, `Disorder` 1, `CWR` 2, `Recovery` 3, `Loss` 4.
@@ -93,6 +95,7 @@ pub fn parse_cong_state(line: &str) -> Option<CongStateRecord> {
     let (head, body) = line.split_once(": tcp_cong_state_set: ")?;
     Some(CongStateRecord {
         time_ns: timestamp(head)?,
+        src: field(body, "saddr=")?.to_string(),
         sport: field(body, "sport=")?.parse().ok()?,
         dport: field(body, "dport=")?.parse().ok()?,
         state: field(body, "cong_state=")?.parse().ok()?,
@@ -365,8 +368,8 @@ mod tests {
         let line = "  x-1 [000] ..s2. 7.000001: tcp_cong_state_set: family=AF_INET sport=40000 dport=5201 saddr=198.18.0.1 daddr=198.18.1.1 saddrv6=::ffff:198.18.0.1 daddrv6=::ffff:198.18.1.1 cong_state=3";
         let r = parse_cong_state(line).unwrap();
         assert_eq!(
-            (r.time_ns, r.sport, r.dport, r.state),
-            (7_000_001_000, 40000, 5201, 3)
+            (r.time_ns, r.src.as_str(), r.sport, r.dport, r.state),
+            (7_000_001_000, "198.18.0.1", 40000, 5201, 3)
         );
         assert!(parse_cong_state("x-1 [000] ..... 5.5: tcp_probe: family=AF_INET").is_none());
     }

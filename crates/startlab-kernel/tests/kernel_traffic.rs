@@ -103,11 +103,10 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
             paced: false,
         })
         .collect();
-    let ports = [base, base + 1];
     let run = RunFacts {
         connections: &connections,
         outcomes: &outcomes,
-        ports: &ports,
+        senders: &[(pair.host(0).addr, base), (pair.host(0).addr, base + 1)],
         start_ns: t0,
         end_ns: t0 + 1_000_000_000,
         hystart: &[None, None],
