@@ -118,8 +118,9 @@ def link_accuracy(
 ) -> dict[str, Any]:
     """Measure the emulated path ``rate_bps`` / ``rtt_s`` on this machine: ``pings`` ICMP echo
     round trips on the idle path (against the configured RTT plus the echo's serialization),
-    then UDP at 1.1 × the rate into a 4-BDP buffer for ``udp_seconds`` (the rate the receiver saw, against the
-    configured one), with the emulator's lateness and the hypervisor's steal over the run."""
+    then UDP at 1.1 × the rate into a 4-BDP buffer for ``udp_seconds`` (the rate the receiver
+    saw once the queue has built, against the configured one), with the emulator's lateness
+    and the hypervisor's steal over the run."""
     interval_s = 0.01
     ping_start = 0.1
     # One echo at a time: each takes a round trip and a pause.

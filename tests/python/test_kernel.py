@@ -372,7 +372,7 @@ def test_a_plan_names_its_world_and_kernel_points_are_checked_before_anything_ru
     plan = SweepPlan(_plan(axes={"world": ["simulator", "kernel"], "tcp.initial_ssthresh": [32]}))
     with pytest.raises(
         SweepPlanError,
-        match=r'point 1 of 2 .*world kernel: flows\[0\]\.tcp\.initial_ssthresh: 32 segments',
+        match=r"point 1 of 2 .*world kernel: flows\[0\]\.tcp\.initial_ssthresh: 32 segments",
     ):
         plan.points()
     # The same scenario in the two worlds is two runs with two keys.
