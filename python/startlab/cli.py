@@ -108,20 +108,25 @@ def _parser() -> _Parser:
             "or --set flows.0.cc=reno (repeatable; VALUE is read as TOML when it is valid TOML)",
         )
 
+    def run_arguments(p: argparse.ArgumentParser, after: str) -> None:
+        """SCENARIO, -o DIR, --set, --force, --no-plots and --strict, as every command that
+        runs a scenario and writes a run directory takes them."""
+        p.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file (docs/scenario.md)")
+        p.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
+        overrides(p)
+        p.add_argument(
+            "--force", action="store_true", help=f"replace DIR if it exists (after {after})"
+        )
+        p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+        strict(p)
+
     p = commands.add_parser(
         "run",
         help="simulate a scenario and write its results",
         description="Simulate SCENARIO and write into DIR: scenario.toml (resolved), one Parquet "
         "file per table, summary.json and PNG plots. DIR appears only once complete.",
     )
-    p.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file (docs/scenario.md)")
-    p.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
-    overrides(p)
-    p.add_argument(
-        "--force", action="store_true", help="replace DIR if it exists (after the run succeeded)"
-    )
-    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    strict(p)
+    run_arguments(p, "the run succeeded")
     p.set_defaults(command="run", handler=_run)
 
     p = commands.add_parser(
@@ -277,14 +282,7 @@ def _parser() -> _Parser:
         "(summary.json also has the kernel's facts: release, emulator lateness, TCP_INFO). "
         "Needs root; fields the kernel cannot honour are refused before anything is created.",
     )
-    k.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file (docs/scenario.md)")
-    k.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
-    overrides(k)
-    k.add_argument(
-        "--force", action="store_true", help="replace DIR if it exists (after the run succeeded)"
-    )
-    k.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    strict(k)
+    run_arguments(k, "the run succeeded")
     kernel_options(k)
     k.set_defaults(command="kernel run", handler=_kernel_run)
     k = kernel_commands.add_parser(
@@ -337,14 +335,7 @@ def _parser() -> _Parser:
         "goodput, retransmissions, timeouts, utilization, drops), and cwnd.png and queue.png "
         "with both worlds overlaid.",
     )
-    p.add_argument("scenario", metavar="SCENARIO.toml", help="scenario file (docs/scenario.md)")
-    p.add_argument("-o", "--output", required=True, metavar="DIR", help="output directory")
-    overrides(p)
-    p.add_argument(
-        "--force", action="store_true", help="replace DIR if it exists (after the runs succeeded)"
-    )
-    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    strict(p)
+    run_arguments(p, "both runs succeeded")
     kernel_options(p)
     p.set_defaults(command="compare", handler=_compare)
     return parser
