@@ -518,7 +518,10 @@ def _kernel_call(call: Any) -> Any:
         raise UsageError(f"the kernel world is unavailable: {e}") from None
 
 
-def _kernel_run(args: argparse.Namespace) -> int:
+def _kernel_scenario(args: argparse.Namespace) -> tuple[Scenario, Path, int | None]:
+    """The scenario of `kernel run` or `compare`, checked against the kernel and with its
+    warnings said, the output directory checked, and the forwarding threads' priority; all
+    before anything runs."""
     from startlab import kernel
 
     scenario = Scenario.load(args.scenario, overrides=args.overrides)
@@ -526,10 +529,15 @@ def _kernel_run(args: argparse.Namespace) -> int:
     kernel.check(scenario)
     out = Path(args.output)
     _check_output(out, force=args.force)
+    return scenario, out, None if args.no_realtime else 50
+
+
+def _kernel_run(args: argparse.Namespace) -> int:
+    from startlab import kernel
+
+    scenario, out, priority = _kernel_scenario(args)
     with _terminate_as_exit():
-        result = _kernel_call(
-            lambda: kernel.run(scenario, realtime_priority=None if args.no_realtime else 50)
-        )
+        result = _kernel_call(lambda: kernel.run(scenario, realtime_priority=priority))
         _write_atomically(result, out, force=args.force, plots=not args.no_plots)
     print(_flow_table(result, out))
     print(_kernel_line(result))
@@ -666,17 +674,10 @@ def _kernel_accuracy(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from startlab import compare as comparing
-    from startlab import kernel
 
-    scenario = Scenario.load(args.scenario, overrides=args.overrides)
-    _warn(scenario.describe()["warnings"], strict=args.strict)
-    kernel.check(scenario)
-    out = Path(args.output)
-    _check_output(out, force=args.force)
+    scenario, out, priority = _kernel_scenario(args)
     with _terminate_as_exit():
-        comparison = _kernel_call(
-            lambda: comparing.compare(scenario, realtime_priority=None if args.no_realtime else 50)
-        )
+        comparison = _kernel_call(lambda: comparing.compare(scenario, realtime_priority=priority))
         _write_atomically(comparison, out, force=args.force, plots=not args.no_plots)
     print(comparing.markdown(comparison.differences), end="")
     print(_kernel_line(comparison.kernel))
