@@ -206,8 +206,22 @@ def test_every_built_in_controller_runs_and_reports_its_exit(
     # Neither the receiver's window nor the send buffer held the flow back (beyond the first
     # round trips' autotuning: under 1 % of the run).
     conn = result.kernel["connections"][0]
+    assert conn["paced"] is False, "nothing of the namespace's default controller was inherited"
     assert conn["rwnd_limited_ns"] < 20e6, conn
     assert conn["sndbuf_limited_ns"] < 20e6, conn
+
+
+@pytest.mark.kernel
+def test_linux_pacing_is_switched_on_when_the_scenario_asks_for_it(
+    tmp_path: Path, kernel_world: None
+) -> None:
+    path = scenario(
+        tmp_path / "paced.toml",
+        [{"pair": 0, **HYSTART, "tcp": {"pacing": "linux"}}, {"pair": 1, **HYSTART}],
+    )
+    result = startlab.kernel.run(path)
+    paced = [c["paced"] for c in result.kernel["connections"]]
+    assert paced == [True, False]
 
 
 @pytest.mark.kernel

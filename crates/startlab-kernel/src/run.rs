@@ -121,7 +121,7 @@ pub struct ConnectionFacts {
     pub flow: u32,
     /// The kernel's congestion control.
     pub cc: String,
-    /// Linux's internal pacing was asked for (`tcp.pacing = "linux"`).
+    /// Linux's internal pacing was on, as `TCP_INFO` says (a maximum pacing rate was set).
     pub paced: bool,
     /// `TCP_INFO` at the end: the time the connection was limited by the receiver's window and
     /// by its send buffer (ns), its last cwnd and ssthresh (segments).
@@ -353,6 +353,7 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
             start_ns: t0 + c.start.as_nanos(),
             stop_ns: t0 + c.stop.as_nanos(),
             bytes: c.bytes,
+            paced: c.paced,
         })
         .collect();
     let udp_jobs: Vec<UdpJob> = plan
@@ -490,7 +491,7 @@ fn assemble(
         .map(|(c, o)| ConnectionFacts {
             flow: c.flow,
             cc: c.cc.clone(),
-            paced: c.paced,
+            paced: o.info.max_pacing_rate != u64::MAX,
             rwnd_limited_ns: o.info.rwnd_limited,
             sndbuf_limited_ns: o.info.sndbuf_limited,
             final_cwnd: o.info.snd_cwnd,

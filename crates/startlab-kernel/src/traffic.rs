@@ -145,6 +145,9 @@ pub struct TcpJob {
     pub start_ns: u64,
     pub stop_ns: u64,
     pub bytes: Option<u64>,
+    /// Linux's internal pacing (`tcp.pacing = "linux"`): switched on by `SO_MAX_PACING_RATE`,
+    /// which sets `sk_pacing_status` to `SK_PACING_NEEDED` for any rate but "unlimited".
+    pub paced: bool,
 }
 
 /// What became of a connection.
@@ -263,6 +266,20 @@ fn sender(job: &TcpJob) -> TcpOutcome {
         }
     };
     out.connected_ns = monotonic_ns();
+    if job.paced {
+        // A ceiling no path reaches: the pacing rate is TCP's own (cwnd / srtt × ratio).
+        let ceiling: u64 = u64::MAX >> 1;
+        // SAFETY: a live u64 of its size.
+        unsafe {
+            libc::setsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_MAX_PACING_RATE,
+                (&ceiling as *const u64).cast(),
+                std::mem::size_of::<u64>() as libc::socklen_t,
+            )
+        };
+    }
     // Writes return at least every 20 ms, so that a stop time is kept.
     let _ = s.set_write_timeout(Some(Duration::from_millis(20)));
     let chunk = vec![0x5au8; CHUNK];

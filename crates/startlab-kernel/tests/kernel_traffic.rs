@@ -34,6 +34,7 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
         start_ns: t0 + start_ms * 1_000_000,
         stop_ns: t0 + 1_000_000_000,
         bytes,
+        paced: false,
     };
     // A finite flow at once; an unlimited one from 200 ms to the stop at 1 s.
     let jobs = [job(0, 0, Some(2_000_000)), job(1, 200, None)];
