@@ -409,3 +409,30 @@ def test_a_sweep_runs_its_kernel_points_on_the_kernel(
     assert results["world"].to_list() == ["simulator", "kernel"]
     assert results["status"].to_list() == ["ok", "ok"]
     assert results["exit"][1] in {"hystart-train", "hystart-delay", "loss"}
+
+
+@pytest.mark.kernel
+def test_a_dask_worker_with_a_testbed_runs_the_kernel_points(
+    tmp_path: Path, kernel_world: None
+) -> None:
+    distributed = pytest.importorskip("distributed")
+    from startlab.sweep import run_sweep
+
+    with distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        processes=True,
+        resources={"testbed": 1},
+        dashboard_address=None,
+        host="127.0.0.1",
+    ) as cluster:
+        outcome = run_sweep(
+            _plan(axes={"world": ["simulator", "kernel"]}),
+            tmp_path / "out",
+            cluster=cluster.scheduler_address,
+            progress=False,
+        )
+    results = outcome.table.sort("point")
+    assert results["world"].to_list() == ["simulator", "kernel"]
+    assert results["status"].to_list() == ["ok", "ok"]
+    assert results["exit"][1] in {"hystart-train", "hystart-delay", "loss"}
