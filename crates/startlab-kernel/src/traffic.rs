@@ -269,16 +269,7 @@ fn sender(job: &TcpJob) -> TcpOutcome {
     if job.paced {
         // A ceiling no path reaches: the pacing rate is TCP's own (cwnd / srtt × ratio).
         let ceiling: u64 = u64::MAX >> 1;
-        // SAFETY: a live u64 of its size.
-        unsafe {
-            libc::setsockopt(
-                s.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_MAX_PACING_RATE,
-                (&ceiling as *const u64).cast(),
-                std::mem::size_of::<u64>() as libc::socklen_t,
-            )
-        };
+        let _ = set_option(&s, libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE, &ceiling);
     }
     // Writes return at least every 20 ms, so that a stop time is kept.
     let _ = s.set_write_timeout(Some(Duration::from_millis(20)));
@@ -326,16 +317,7 @@ fn abort_on_close(socket: &impl AsRawFd) {
         l_onoff: 1,
         l_linger: 0,
     };
-    // SAFETY: a live linger of its size.
-    unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            (&linger as *const libc::linger).cast(),
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        )
-    };
+    let _ = set_option(socket, libc::SOL_SOCKET, libc::SO_LINGER, &linger);
 }
 
 /// Runs every job: receivers listen first, then each sender opens at its start time. Returns
@@ -465,26 +447,8 @@ pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
                 // loses all the same is counted (SO_RXQ_OVFL).
                 let size: libc::c_int = 64 << 20;
                 let one: libc::c_int = 1;
-                // SAFETY: a live int of its size.
-                unsafe {
-                    libc::setsockopt(
-                        socket.as_raw_fd(),
-                        libc::SOL_SOCKET,
-                        libc::SO_RXQ_OVFL,
-                        (&one as *const libc::c_int).cast(),
-                        std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-                    )
-                };
-                // SAFETY: a live int of its size.
-                unsafe {
-                    libc::setsockopt(
-                        socket.as_raw_fd(),
-                        libc::SOL_SOCKET,
-                        libc::SO_RCVBUFFORCE,
-                        (&size as *const libc::c_int).cast(),
-                        std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-                    )
-                };
+                let _ = set_option(&socket, libc::SOL_SOCKET, libc::SO_RXQ_OVFL, &one);
+                let _ = set_option(&socket, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &size);
                 stamp_receptions(&socket);
                 // Kernel receive stamps are on the realtime clock: the offset to the monotonic.
                 let offset = realtime_ns() as i128 - monotonic_ns() as i128;
@@ -622,19 +586,30 @@ fn checksum(data: &[u8]) -> u16 {
     !(sum as u16)
 }
 
+/// Sets the socket option `name` at `level` of `socket` to `value`.
+fn set_option<T>(
+    socket: &impl AsRawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: &T,
+) -> io::Result<()> {
+    // SAFETY: a live value of its size.
+    let rc = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            level,
+            name,
+            (value as *const T).cast(),
+            std::mem::size_of::<T>() as libc::socklen_t,
+        )
+    };
+    check(rc, || format!("setsockopt {name}"))
+}
+
 /// Asks the kernel to stamp every packet `socket` receives (`SO_TIMESTAMPNS`).
 fn stamp_receptions(socket: &impl AsRawFd) {
     let one: libc::c_int = 1;
-    // SAFETY: a live int of its size.
-    unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_TIMESTAMPNS,
-            (&one as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
+    let _ = set_option(socket, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &one);
 }
 
 /// Receives one packet with its kernel receive time (`SO_TIMESTAMPNS`, realtime ns), or
@@ -704,16 +679,7 @@ pub fn ping(job: &PingJob) -> io::Result<Vec<Option<u64>>> {
             tv_sec: 0,
             tv_usec: 5_000,
         };
-        // SAFETY: a live timeval of its size.
-        unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVTIMEO,
-                (&tv as *const libc::timeval).cast(),
-                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-            )
-        };
+        let _ = set_option(&fd, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv);
         // The kernel stamps each reply when it reaches the socket, so the ping thread's own
         // wake-up is not in the round-trip time.
         stamp_receptions(&fd);
