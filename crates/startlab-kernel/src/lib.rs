@@ -16,6 +16,7 @@
 
 pub mod counters;
 pub mod guard;
+pub mod bpf;
 pub mod plan;
 pub mod run;
 pub mod series;

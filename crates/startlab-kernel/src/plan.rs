@@ -7,6 +7,7 @@
 //! [`KernelPlan::differences`], written with every kernel run and in docs/kernel.md.
 
 use serde_json::Value;
+use startlab_bpf::{ControllerSpec, Controllers};
 use startlab_core::cc::registry::ControllerFactory;
 use startlab_core::scenario::{ResolvedScenario, ScenarioError, Traffic};
 use startlab_core::tcp::{FlowSize, Pacing, Recovery, TcpConfig};
@@ -33,6 +34,9 @@ pub struct Connection {
     pub bytes: Option<u64>,
     /// Linux's internal pacing, switched on with `SO_MAX_PACING_RATE` (`tcp.pacing = "linux"`).
     pub paced: bool,
+    /// The eBPF controller it runs (an index into [`KernelPlan::controllers`]), if not a
+    /// built-in one; `cc` is then the name it is registered under.
+    pub bpf: Option<usize>,
 }
 
 /// One UDP source of the kernel run: the simulator's own source (its schedule and on-off
@@ -117,6 +121,8 @@ pub struct KernelPlan {
     /// Per flow entry (indexed like `flows`): its hosts' TCP settings; `None` for UDP.
     pub tcp: Vec<Option<HostTcp>>,
     pub cubic: Option<CubicModule>,
+    /// The eBPF controllers to register, each under [`bpf_name`] of its index.
+    pub controllers: Vec<ControllerSpec>,
     /// What Linux does differently from the scenario's TCP, whatever it says.
     pub differences: Vec<String>,
 }
@@ -209,39 +215,79 @@ fn cubic_module(
     Ok(m)
 }
 
-/// The kernel's congestion control for a flow entry's `cc` and `startup`.
+/// The name the `k`th eBPF controller of a run is registered under (at most 15 bytes).
+pub fn bpf_name(k: usize) -> String {
+    format!("startlab_{k}")
+}
+
+/// What runs a flow entry's connections in the kernel.
+#[derive(Clone, Debug, PartialEq)]
+enum Control {
+    /// A congestion control built into the kernel, with the cubic module's settings for cubic.
+    BuiltIn(&'static str, Option<CubicModule>),
+    /// startlab's eBPF port of the scenario's controller.
+    Bpf(ControllerSpec),
+}
+
+/// Linux's own controller where it is the scenario's (reno or cubic, with Linux's HyStart, no
+/// parameter beyond the cubic module's, Linux's ssthresh and pacing), the eBPF port otherwise.
 fn kernel_control(
     at: &str,
     controller: &ControllerFactory,
+    cfg: &TcpConfig,
+    cc_params: &[(String, Value)],
+    startup_params: &[(String, Value)],
     available: &[String],
-) -> Result<&'static str, ScenarioError> {
+) -> Result<Control, ScenarioError> {
     let (cc, startup) = (controller.cc(), controller.startup());
-    let kernel_cc = match (cc, startup) {
-        ("reno" | "newreno", "default") => "reno",
-        ("cubic", "default" | "hystart") => "cubic",
-        (_, "default") => {
-            return Err(refuse(
-                format!("{at}.cc"),
-                format!("\"{cc}\" is not in this kernel (it has {}); the papers' other algorithms arrive as eBPF programs", available.join(", ")),
-            ))
+    let linux_sender = !cfg.initial_ssthresh.is_finite()
+        && matches!(cfg.pacing, Pacing::ByController | Pacing::Linux { .. });
+    let has = |name: &str| available.iter().any(|a| a == name);
+    if linux_sender {
+        match (cc, startup) {
+            ("reno" | "newreno", "default") if cc_params.is_empty() && has("reno") => {
+                return Ok(Control::BuiltIn("reno", None))
+            }
+            ("cubic", "default" | "hystart") if has("cubic") => {
+                if let Ok(m) = cubic_module(at, cc_params, startup, startup_params) {
+                    return Ok(Control::BuiltIn("cubic", Some(m)));
+                }
+            }
+            _ => {}
         }
-        _ => {
-            return Err(refuse(
-                format!("{at}.startup"),
-                format!("\"{startup}\" on \"{cc}\" is not in this kernel; only cubic's own HyStart (startup = \"hystart\", variant = \"linux\") is"),
-            ))
-        }
-    };
-    if !available.iter().any(|a| a == kernel_cc) {
-        return Err(refuse(
-            format!("{at}.cc"),
-            format!(
-                "this kernel has no \"{kernel_cc}\" (it has {})",
-                available.join(", ")
-            ),
-        ));
     }
-    Ok(kernel_cc)
+    let (resolved_cc, resolved_startup) = controller.resolved_params();
+    let spec = ControllerSpec {
+        cc: cc.to_string(),
+        cc_params: resolved_cc,
+        startup: startup.to_string(),
+        startup_params: resolved_startup,
+        pacing: match cfg.pacing {
+            Pacing::ByController => "none",
+            Pacing::Linux { .. } => "linux",
+            Pacing::Window => "window",
+            Pacing::InitialSpreading => "initial-spreading",
+        }
+        .to_string(),
+        initial_ssthresh: cfg
+            .initial_ssthresh
+            .is_finite()
+            .then(|| cfg.initial_ssthresh.round().clamp(2.0, 0x7fff_fffe as f64) as u32),
+        initial_window: cfg.initial_window,
+    };
+    let controllers = Controllers::built().map_err(|e| {
+        refuse(
+            format!("{at}.cc"),
+            format!("\"{cc}\" (startup \"{startup}\") needs startlab's eBPF controllers: {e}"),
+        )
+    })?;
+    controllers.configure(&spec).map_err(|e| {
+        refuse(
+            if e.field.is_empty() { format!("{at}.cc") } else { format!("{at}.{}", e.field) },
+            e.message,
+        )
+    })?;
+    Ok(Control::Bpf(spec))
 }
 
 /// The kernel run of `s`, or the first field the kernel cannot honour. `available` lists the
@@ -253,6 +299,7 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
     let mut datagrams = Vec::new();
     let mut tcp = Vec::new();
     let mut cubic: Option<(String, CubicModule)> = None;
+    let mut controllers: Vec<ControllerSpec> = Vec::new();
     let mut flow = 0u32;
     // Arrival processes: (entry, controller, draws), numbered after every other flow.
     let mut arrivals = Vec::new();
@@ -308,11 +355,23 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
                 continue;
             }
         };
-        let kernel_cc = kernel_control(&at, controller, available)?;
         let cc_params = given(&entry.cc_params);
         let startup_params = given(&entry.startup_params);
-        if kernel_cc == "cubic" {
-            let module = cubic_module(&at, &cc_params, controller.startup(), &startup_params)?;
+        let control = kernel_control(&at, controller, cfg, &cc_params, &startup_params, available)?;
+        let (kernel_cc, bpf) = match &control {
+            Control::BuiltIn(name, _) => (name.to_string(), None),
+            Control::Bpf(spec) => {
+                let k = match controllers.iter().position(|c: &ControllerSpec| c.key() == spec.key()) {
+                    Some(k) => k,
+                    None => {
+                        controllers.push(spec.clone());
+                        controllers.len() - 1
+                    }
+                };
+                (bpf_name(k), Some(k))
+            }
+        };
+        if let Control::BuiltIn(_, Some(module)) = control {
             match &cubic {
                 Some((first, m)) if *m != module => {
                     return Err(refuse(
@@ -323,11 +382,6 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
                 Some(_) => {}
                 None => cubic = Some((at.clone(), module)),
             }
-        } else if let Some((k, _)) = cc_params.first() {
-            return Err(refuse(
-                format!("{at}.cc_params.{k}"),
-                "the kernel's reno has no parameters",
-            ));
         }
         tcp.push(Some(host_tcp(&at, cfg)?));
         let template = Connection {
@@ -336,7 +390,8 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
             label: String::new(),
             src: node(plan.src),
             dst: node(plan.dst),
-            cc: kernel_cc.to_string(),
+            cc: kernel_cc,
+            bpf,
             scenario_cc: controller.cc().to_string(),
             startup: controller.startup().to_string(),
             start: Duration::ZERO,
@@ -428,34 +483,23 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
         datagrams,
         tcp,
         cubic: cubic.map(|(_, m)| m),
+        controllers,
         differences,
     })
 }
 
 fn host_tcp(at: &str, cfg: &TcpConfig) -> Result<HostTcp, ScenarioError> {
-    if cfg.initial_ssthresh.is_finite() {
-        return Err(refuse(
-            format!("{at}.tcp.initial_ssthresh"),
-            format!("{} segments: Linux starts every connection with an unlimited ssthresh; an initial ssthresh needs an eBPF controller", cfg.initial_ssthresh),
-        ));
-    }
     if cfg.recovery == Recovery::Reno {
         return Err(refuse(
             format!("{at}.tcp.recovery"),
             "Reno's fast recovery (cc = \"reno\" without SACK, or recovery = \"reno\") is not Linux's: it recovers as NewReno without SACK (RFC 6582) and by SACK with it; use cc = \"newreno\", recovery = \"newreno\" or sack = true",
         ));
     }
-    match cfg.pacing {
-        Pacing::ByController | Pacing::Linux { .. } => {}
-        Pacing::Window | Pacing::InitialSpreading => {
-            return Err(refuse(
-                format!("{at}.tcp.pacing"),
-                "only \"none\" and \"linux\" exist in the kernel without eBPF (Linux's internal pacing; fq is absent)",
-            ))
-        }
-    }
+    // Linux paces at ratio x max(cwnd, packets_out) / srtt (tcp_update_pacing_rate): the
+    // window mode is both ratios at 100 %, switched on by the eBPF controller.
     let (ss, ca) = match cfg.pacing {
         Pacing::Linux { ss_ratio, ca_ratio } => (ss_ratio, ca_ratio),
+        Pacing::Window => (1.0, 1.0),
         _ => (2.0, 1.2),
     };
     Ok(HostTcp {

@@ -11,7 +11,8 @@
 
 use crate::counters::{hystart_between, netstat};
 use crate::guard::{RunLock, LOCK_FILE};
-use crate::plan::{plan, KernelPlan};
+use crate::bpf::Registered;
+use crate::plan::{bpf_name, plan, KernelPlan};
 use crate::series::HystartCounts;
 use crate::tables::{tables, RunFacts};
 use crate::testbed;
@@ -114,6 +115,23 @@ pub struct KernelFacts {
     pub udp: Vec<UdpFacts>,
     /// Round-trip times of the ping probe (ns; `None`: no reply), if it was asked for.
     pub pings: Vec<Option<u64>>,
+    /// startlab's eBPF controllers registered for the run.
+    pub bpf_controllers: Vec<BpfFacts>,
+}
+
+/// One eBPF controller of a run.
+#[derive(Clone, Debug, Default)]
+pub struct BpfFacts {
+    /// The name it was registered under (the connections' `cc`).
+    pub name: String,
+    /// The scenario's names.
+    pub cc: String,
+    pub startup: String,
+    pub pacing: String,
+    /// Events the run's controllers reported (phases and exits), and those this one lost to a
+    /// full ring buffer (0 in a good run).
+    pub events: u64,
+    pub lost_events: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -291,6 +309,9 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
             .map_err(failed("tcp_cubic parameters"))?;
         facts.global_settings.push((path, value));
     }
+    // startlab's eBPF controllers, registered for this run only (dropped at its end, and by the
+    // kernel if the process dies).
+    let registered = register_controllers(&plan)?;
     let (bed, fds) = testbed::build(&s.network, &layout).map_err(failed("testbed"))?;
     let host = |name: &str| {
         bed.hosts
@@ -396,6 +417,20 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
     sleep_until(t0 + s.duration.as_nanos());
     let emulated = emulator.finish().map_err(failed("link emulator"))?;
     let records = tracer.records().map_err(failed("trace"))?;
+    let bpf_events: Vec<startlab_bpf::events::Event> =
+        registered.iter().flat_map(|r| r.events()).collect();
+    facts.bpf_controllers = registered
+        .iter()
+        .map(|r| BpfFacts {
+            name: r.name.clone(),
+            cc: r.spec.cc.clone(),
+            startup: r.spec.startup.clone(),
+            pacing: r.spec.pacing.clone(),
+            events: bpf_events.len() as u64,
+            lost_events: r.lost_events(),
+        })
+        .collect();
+    drop(registered);
     facts.trace_overruns = tracer.overruns().unwrap_or(0);
     drop(tracer);
     if aborted() {
@@ -425,9 +460,23 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
         .collect();
     drop(bed);
     let report = assemble(
-        s, &plan, &outcomes, &udp, &senders, t0, &hystart, &records, emulated, &mut facts,
+        s, &plan, &outcomes, &udp, &senders, t0, &hystart, &records, &bpf_events, emulated,
+        &mut facts,
     );
     Ok(KernelRun { report, facts })
+}
+
+/// Registers every eBPF controller of the plan under its name.
+fn register_controllers(plan: &KernelPlan) -> Result<Vec<Registered>, KernelError> {
+    if plan.controllers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let controllers = startlab_bpf::Controllers::built().map_err(KernelError::Unavailable)?;
+    plan.controllers
+        .iter()
+        .enumerate()
+        .map(|(k, spec)| Registered::new(controllers, spec, &bpf_name(k)).map_err(KernelError::Failed))
+        .collect()
 }
 
 /// The simulator's tables of a kernel run.
@@ -441,6 +490,7 @@ fn assemble(
     t0: u64,
     hystart: &[Option<HystartCounts>],
     records: &trace::Records,
+    bpf_events: &[startlab_bpf::events::Event],
     emulated: EmulatorReport,
     facts: &mut KernelFacts,
 ) -> Report {
@@ -453,6 +503,7 @@ fn assemble(
             start_ns: t0,
             end_ns,
             hystart,
+            bpf_events,
             datagrams: &plan.datagrams,
             udp,
             network: &s.network,

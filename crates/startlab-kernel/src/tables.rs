@@ -3,7 +3,9 @@
 
 use crate::plan::{Connection, Datagrams};
 use crate::series::{flow_samples, slow_start_exit, HystartCounts};
+use crate::series::KernelExit;
 use crate::trace::Records;
+use startlab_bpf::events::{Event, KIND_EXIT, KIND_PHASE};
 use crate::traffic::{TcpOutcome, UdpOutcome};
 use startlab_core::measure::recorder::udp_summary;
 use startlab_core::measure::{FlowSeries, FlowSummary, Flows};
@@ -21,6 +23,8 @@ pub struct RunFacts<'a> {
     pub start_ns: u64,
     pub end_ns: u64,
     pub hystart: &'a [Option<HystartCounts>],
+    /// What startlab's eBPF controllers reported (every controller's, every connection's).
+    pub bpf_events: &'a [Event],
     /// The UDP sources and what became of them.
     pub datagrams: &'a [Datagrams],
     pub udp: &'a [UdpOutcome],
@@ -68,16 +72,42 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
             .filter(|s| s.sport == port && s.src == addr && s.time_ns >= o.opened_ns)
             .cloned()
             .collect();
-        for row in flow_samples(
+        // An eBPF controller's own reports, for a connection that ran one.
+        let events: Vec<&Event> = run
+            .bpf_events
+            .iter()
+            .filter(|e| c.bpf.is_some() && e.sport == port && e.saddr.to_string() == addr && e.time_ns >= o.opened_ns)
+            .collect();
+        let phases: Vec<(u64, u8)> = events
+            .iter()
+            .filter(|e| e.kind == KIND_PHASE)
+            .map(|e| (e.time_ns, e.phase as u8))
+            .collect();
+        for mut row in flow_samples(
             c.flow,
             &probes,
             &states,
             run.start_ns,
             o.info.snd_mss.max(1),
         ) {
+            if c.bpf.is_some() {
+                // The phase the controller last reported at or before the record.
+                let t = row.time_ns as u64 + run.start_ns;
+                if let Some(&(_, p)) = phases.iter().rev().find(|(at, _)| *at <= t) {
+                    row.phase = p;
+                }
+            }
             series.push(row);
         }
-        let exit = slow_start_exit(&probes, &states, run.hystart[i]);
+        let exit = if c.bpf.is_some() {
+            events.iter().find(|e| e.kind == KIND_EXIT).map(|e| KernelExit {
+                time_ns: e.time_ns,
+                cwnd: e.cwnd,
+                reason: e.reason.clone(),
+            })
+        } else {
+            slow_start_exit(&probes, &states, run.hystart[i])
+        };
         let opened = o.opened_ns.max(run.start_ns);
         // Goodput as the simulator counts it: bytes the receiver got over the time from the
         // start to the completion, or to the end of the run (or the close).

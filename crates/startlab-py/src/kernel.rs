@@ -74,6 +74,18 @@ fn facts_dict<'py>(py: Python<'py>, f: &KernelFacts) -> PyResult<Bound<'py, PyDi
     }
     d.set_item("udp", udp)?;
     d.set_item("pings_ns", &f.pings)?;
+    let bpf = PyList::empty(py);
+    for b in &f.bpf_controllers {
+        let bd = PyDict::new(py);
+        bd.set_item("name", &b.name)?;
+        bd.set_item("cc", &b.cc)?;
+        bd.set_item("startup", &b.startup)?;
+        bd.set_item("pacing", &b.pacing)?;
+        bd.set_item("events", b.events)?;
+        bd.set_item("lost_events", b.lost_events)?;
+        bpf.append(bd)?;
+    }
+    d.set_item("bpf_controllers", bpf)?;
     Ok(d)
 }
 

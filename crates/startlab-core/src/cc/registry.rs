@@ -74,6 +74,14 @@ pub fn param_info<C: AlgorithmConfig>() -> Vec<ParamInfo> {
         .collect()
 }
 
+pub type ResolveParams = fn(&Params) -> Result<serde_json::Value, ParamError>;
+
+/// Every parameter of a configuration type with its value, as the algorithm will use it (the
+/// given ones, the defaults for the rest, after presets such as CUBIC's `constants`).
+pub fn resolve<C: AlgorithmConfig>(params: &Params) -> Result<serde_json::Value, ParamError> {
+    Ok(serde_json::to_value(parse::<C>(params)?).expect("config serializes"))
+}
+
 pub type BuildCc = fn(&Params) -> Result<Box<dyn CongestionControl>, ParamError>;
 pub type BuildStartup = fn(&Params) -> Result<Box<dyn SlowStart>, ParamError>;
 
@@ -84,6 +92,8 @@ pub struct CcEntry {
     /// Loss recovery used when the scenario says `recovery = "auto"` and SACK is off.
     pub recovery: &'static str,
     pub params: fn() -> Vec<ParamInfo>,
+    /// Every parameter's value (the scenario's or the default), by name.
+    pub resolve: ResolveParams,
     pub build: BuildCc,
 }
 
@@ -92,6 +102,8 @@ pub struct StartupEntry {
     pub summary: &'static str,
     pub source: &'static str,
     pub params: fn() -> Vec<ParamInfo>,
+    /// Every parameter's value (the scenario's or the default), by name.
+    pub resolve: ResolveParams,
     pub build: BuildStartup,
 }
 
@@ -106,6 +118,7 @@ const CCS: &[CcEntry] = &[
         source: "RFC 5681 §3",
         recovery: "reno",
         params: param_info::<RenoConfig>,
+        resolve: resolve::<RenoConfig>,
         build: build_reno,
     },
     CcEntry {
@@ -114,6 +127,7 @@ const CCS: &[CcEntry] = &[
         source: "RFC 5681 §3, RFC 6582",
         recovery: "newreno",
         params: param_info::<RenoConfig>,
+        resolve: resolve::<RenoConfig>,
         build: build_reno,
     },
     // Wang et al. 2004 (Wang et al.): Westwood+
@@ -123,6 +137,7 @@ const CCS: &[CcEntry] = &[
         source: "Wang et al. 2004 §II.B (Wang et al., TCP Westwood ERE)",
         recovery: "newreno",
         params: param_info::<super::westwood::WestwoodConfig>,
+        resolve: resolve::<super::westwood::WestwoodConfig>,
         build: |p| Ok(Box::new(super::westwood::Westwood::new(parse(p)?))),
     },
     // Wang et al. 2004 / Ho et al.: Vegas
@@ -132,6 +147,7 @@ const CCS: &[CcEntry] = &[
         source: "Ho et al. §2, Wang et al. 2004 §III.D (Brakmo and Peterson)",
         recovery: "newreno",
         params: param_info::<super::vegas::VegasConfig>,
+        resolve: resolve::<super::vegas::VegasConfig>,
         build: |p| Ok(Box::new(super::vegas::Vegas::new(parse(p)?))),
     },
     // Ha 2009 (Ha): CUBIC, BIC-TCP, BLAST
@@ -141,6 +157,7 @@ const CCS: &[CcEntry] = &[
         source: "Ha 2009 ch. 5 (Ha), Eqs. 5.1-5.4, Figs. 5.2-5.3; Linux net/ipv4/tcp_cubic.c",
         recovery: "newreno",
         params: param_info::<super::cubic::CubicConfig>,
+        resolve: resolve::<super::cubic::CubicConfig>,
         build: |p| Ok(Box::new(super::cubic::Cubic::new(parse(p)?)?)),
     },
     CcEntry {
@@ -149,6 +166,7 @@ const CCS: &[CcEntry] = &[
         source: "Ha 2009 §5.1.1 (Ha); Xu, Harfoush, Rhee 2004",
         recovery: "newreno",
         params: param_info::<super::bic::BicConfig>,
+        resolve: resolve::<super::bic::BicConfig>,
         build: |p| Ok(Box::new(super::bic::Bic::new(parse(p)?)?)),
     },
     // RFC 3649: HighSpeed TCP, which Ha 2009 Figs. 5.10-5.12 compare with CUBIC and BIC-TCP
@@ -158,6 +176,7 @@ const CCS: &[CcEntry] = &[
         source: "RFC 3649; Linux net/ipv4/tcp_highspeed.c",
         recovery: "newreno",
         params: param_info::<super::hstcp::HstcpConfig>,
+        resolve: resolve::<super::hstcp::HstcpConfig>,
         build: |p| Ok(Box::new(super::hstcp::Hstcp::new(parse(p)?)?)),
     },
     CcEntry {
@@ -166,6 +185,7 @@ const CCS: &[CcEntry] = &[
         source: "Ha 2009 ch. 7 (Ha), Eqs. 7.1-7.10, Figs. 7.7-7.9",
         recovery: "newreno",
         params: param_info::<super::blast::BlastConfig>,
+        resolve: resolve::<super::blast::BlastConfig>,
         build: |p| Ok(Box::new(super::blast::Blast::new(parse(p)?)?)),
     },
     // Ho et al. (Ho et al.): Gallop-Vegas
@@ -175,6 +195,7 @@ const CCS: &[CcEntry] = &[
         source: "Ho et al. §3.2-3.3 (Ho, Chan, Chen)",
         recovery: "newreno",
         params: param_info::<super::gallop_vegas::GallopVegasConfig>,
+        resolve: resolve::<super::gallop_vegas::GallopVegasConfig>,
         build: |p| Ok(Box::new(super::gallop_vegas::GallopVegas::new(parse(p)?))),
     },
 ];
@@ -186,6 +207,7 @@ const STARTUPS: &[StartupEntry] = &[
             "standard slow start: cwnd += 1 segment per ACK, or min(acked, L) with byte counting",
         source: "RFC 5681 §3.1, RFC 3465",
         params: param_info::<StandardConfig>,
+        resolve: resolve::<StandardConfig>,
         build: |p| Ok(Box::new(Standard::new(parse(p)?))),
     },
     // Wang et al. 2004 (Wang et al.): Astart, Hoe's packet-pair ssthresh
@@ -194,6 +216,7 @@ const STARTUPS: &[StartupEntry] = &[
         summary: "Adaptive Start: ssthresh raised to ERE x RTTmin on every ACK until the first fast retransmit (again after timeouts)",
         source: "Wang et al. 2004 §IV (Wang et al.)",
         params: param_info::<super::astart::AstartConfig>,
+        resolve: resolve::<super::astart::AstartConfig>,
         build: |p| Ok(Box::new(super::astart::Astart::new(parse(p)?))),
     },
     StartupEntry {
@@ -201,6 +224,7 @@ const STARTUPS: &[StartupEntry] = &[
         summary: "standard slow start with ssthresh = least-squares bandwidth of three closely spaced ACKs x first RTT",
         source: "Wang et al. 2004 §III.C (Hoe, SIGCOMM 1996)",
         params: param_info::<super::hoe::HoeConfig>,
+        resolve: resolve::<super::hoe::HoeConfig>,
         build: |p| Ok(Box::new(super::hoe::Hoe::new(parse(p)?))),
     },
     // Wang et al. 2004 / Ho et al.: Vegas slow start
@@ -209,6 +233,7 @@ const STARTUPS: &[StartupEntry] = &[
         summary: "Vegas slow start: doubles every other RTT; leaves when Δ > gamma with cwnd cut by 1/8",
         source: "Ho et al. §2, Wang et al. 2004 §III.D",
         params: param_info::<super::vegas::VegasSsConfig>,
+        resolve: resolve::<super::vegas::VegasSsConfig>,
         build: |p| Ok(Box::new(super::vegas::VegasSlowStart::new(parse(p)?))),
     },
     // Deng et al. (Deng et al.): P-Start
@@ -217,6 +242,7 @@ const STARTUPS: &[StartupEntry] = &[
         summary: "P-Start: x(gamma+1) per RTT below ssthresh/2, then closes gamma/(gamma+1) of the gap per RTT until it is below delta",
         source: "Deng et al. §2.2-2.3, eq. 3-4 (Deng, Chen, Zhang)",
         params: param_info::<super::pstart::PStartConfig>,
+        resolve: resolve::<super::pstart::PStartConfig>,
         build: |p| Ok(Box::new(super::pstart::PStart::new(parse(p)?))),
     },
     // Ha 2009 (Ha): HyStart
@@ -225,6 +251,7 @@ const STARTUPS: &[StartupEntry] = &[
         summary: "HyStart: slow start left (ssthresh = cwnd) when the ACK train reaches min RTT / 2 or a round's early RTTs rise",
         source: "Ha 2009 §6.3, Fig. 6.7 (Ha); Linux net/ipv4/tcp_cubic.c (variant = \"linux\")",
         params: param_info::<super::hystart::HyStartConfig>,
+        resolve: resolve::<super::hystart::HyStartConfig>,
         build: |p| Ok(Box::new(super::hystart::HyStart::new(parse(p)?)?)),
     },
     // beyond the papers: Limited Slow Start (RFC 3742), HyStart++ (RFC 9406), SEARCH
@@ -233,6 +260,7 @@ const STARTUPS: &[StartupEntry] = &[
         summary: "Limited Slow Start: above max_ssthresh, at most max_ssthresh/2 segments of growth per RTT",
         source: "RFC 3742 §2 (Ha 2009 §3.2.3)",
         params: param_info::<LssConfig>,
+        resolve: resolve::<LssConfig>,
         build: |p| Ok(Box::new(LimitedSlowStart::new(parse(p)?))),
     },
     StartupEntry {
@@ -240,6 +268,7 @@ const STARTUPS: &[StartupEntry] = &[
         summary: "slow start until a round's minimum RTT rises, then Conservative Slow Start for css_rounds rounds",
         source: "RFC 9406",
         params: param_info::<HystartPpConfig>,
+        resolve: resolve::<HystartPpConfig>,
         build: |p| Ok(Box::new(HystartPp::new(parse(p)?))),
     },
     StartupEntry {
@@ -247,6 +276,7 @@ const STARTUPS: &[StartupEntry] = &[
         summary: "leaves slow start when delivered bytes stop doubling per RTT (binned over 3.5 RTTs)",
         source: "draft-chung-ccwg-search (SEARCH 3.0)",
         params: param_info::<SearchConfig>,
+        resolve: resolve::<SearchConfig>,
         build: |p| Ok(Box::new(Search::new(parse(p)?))),
     },
 ];
@@ -496,6 +526,17 @@ impl ControllerFactory {
     }
     pub fn startup(&self) -> &str {
         &self.startup
+    }
+    /// Every parameter of the controller and of the start-up algorithm (`None` for the
+    /// controller's own), with the values they run with, by name: what the kernel world hands
+    /// to its eBPF controllers.
+    pub fn resolved_params(&self) -> (serde_json::Value, Option<serde_json::Value>) {
+        let cc = CCS.iter().find(|e| e.name == self.cc).expect("checked by factory()");
+        let cc_params = (cc.resolve)(&self.cc_params).expect("checked by factory()");
+        let startup = STARTUPS.iter().find(|e| e.name == self.startup).map(|s| {
+            (s.resolve)(&self.startup_params).expect("checked by factory()")
+        });
+        (cc_params, startup)
     }
     /// The loss recovery the controller uses by default (`recovery = "auto"` without SACK).
     pub fn default_recovery(&self) -> &'static str {

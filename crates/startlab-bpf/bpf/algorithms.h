@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The algorithms compiled into the object, by their C names (the simulator's, with `-` as `_`
+ * and `++` as `_pp`). Each NAME has a file cc/NAME.bpf.c or startup/NAME.bpf.c (several names
+ * may share one) that defines struct NAME_config (its parameters, named and typed as
+ * startlab.h describes), struct NAME_state (per connection) and the hooks below, each taking
+ * (struct ca *ca, const volatile struct NAME_config *cfg, struct NAME_state *st, ...):
+ *
+ * congestion control                        start-up algorithm
+ *   NAME_init(...)                            NAME_init(...)
+ *   __u32 NAME_ssthresh(...)                  __u32 NAME_on_ack(..., __u32 acked): what is left
+ *   NAME_cong_avoid(..., __u32 acked):          for congestion avoidance
+ *     its own slow start included             __u32 NAME_on_loss(..., __u32 ssthresh)
+ *   NAME_pkts_acked(..., const struct ack_sample *)  NAME_pkts_acked(..., const struct ack_sample *)
+ *   NAME_set_state(..., __u8 new_state)       NAME_set_state(..., __u8 new_state)
+ *   NAME_cwnd_event(..., enum tcp_ca_event)   NAME_cwnd_event(..., enum tcp_ca_event)
+ *   NAME_in_ack_event(..., __u32 flags)       bool NAME_in_startup(...)
+ *   __u32 NAME_undo_cwnd(...)
+ *   bool NAME_in_startup(...)
+ *
+ * They mirror the Rust traits CongestionControl and SlowStart (crate startlab-core, cc/mod.rs)
+ * hook for hook; controller.bpf.c calls them in the order cc::WithStartup does.
+ */
+#ifndef STARTLAB_ALGORITHMS_H
+#define STARTLAB_ALGORITHMS_H
+
+#define CC_LIST(X) \
+	X(reno)    \
+	X(newreno)
+
+#define STARTUP_LIST(X) \
+	X(slow_start)
+
+#endif

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reno and NewReno congestion avoidance: AIMD, RFC 5681 §3.1, with the cc's own standard slow
+ * start (crate startlab-core, cc::reno).
+ *
+ * Differs from the Rust model:
+ * - Loss recovery is Linux's own for both names (SACK, RACK-TLP, PRR): the controller chooses
+ *   only ssthresh, so "reno" and "newreno" differ in the simulator and not here.
+ * - n acknowledged segments with byte counting add n/cwnd at once, where the model adds 1/cwnd
+ *   n times (the difference is below n^2/cwnd^3 segments).
+ * - FlightSize is snd_nxt - snd_una in whole segments of mss_cache; ssthresh is truncated to
+ *   whole segments, as snd_ssthresh holds them.
+ */
+
+struct reno_config {
+	__u32 abc_limit; /* RFC 3465 limit L, segments; 0 counts ACKs */
+	fixed_t beta;    /* ssthresh = max(FlightSize x beta, 2) */
+};
+
+struct reno_state {
+	__u32 unused;
+};
+
+static __always_inline void reno_init(struct ca *ca, const volatile struct reno_config *cfg,
+				      struct reno_state *st)
+{
+}
+
+/* RFC 5681 eq. 4 with the configured factor. */
+static __always_inline __u32 reno_ssthresh(struct ca *ca, const volatile struct reno_config *cfg,
+					   struct reno_state *st)
+{
+	__u32 s = (__u32)fixed_mul(flight_size(ca), cfg->beta);
+
+	return s > 2 ? s : 2;
+}
+
+/* RFC 5681 eq. 3: cwnd += 1/cwnd per ACK, or per acknowledged segment (up to L) with ABC. */
+static __always_inline void reno_additive_increase(struct ca *ca, __u32 acked, __u32 abc_limit)
+{
+	__u32 n = abc_limit == 0 ? 1 : (acked < abc_limit ? acked : abc_limit);
+	__u64 w = cwnd_q16(ca);
+
+	if (w == 0)
+		return;
+	/* n / cwnd in units of 2^-16 segments: (n << 32) / (cwnd << 16). */
+	cwnd_add_q16(ca, ((__u64)n << 32) / w);
+}
+
+static __always_inline void reno_cong_avoid(struct ca *ca, const volatile struct reno_config *cfg,
+					    struct reno_state *st, __u32 acked)
+{
+	if (!cwnd_limited(ca))
+		return;
+	if (in_slow_start(ca)) {
+		acked = standard_slow_start(ca, cfg->abc_limit, acked);
+		if (!acked)
+			return;
+	}
+	reno_additive_increase(ca, acked, cfg->abc_limit);
+}
+
+static __always_inline void reno_pkts_acked(struct ca *ca, const volatile struct reno_config *cfg,
+					    struct reno_state *st, const struct ack_sample *s)
+{
+}
+
+static __always_inline void reno_set_state(struct ca *ca, const volatile struct reno_config *cfg,
+					   struct reno_state *st, __u8 new_state)
+{
+}
+
+static __always_inline void reno_cwnd_event(struct ca *ca, const volatile struct reno_config *cfg,
+					    struct reno_state *st, enum tcp_ca_event ev)
+{
+}
+
+static __always_inline void reno_in_ack_event(struct ca *ca, const volatile struct reno_config *cfg,
+					      struct reno_state *st, __u32 flags)
+{
+}
+
+/* Linux tcp_reno_undo_cwnd: the larger of cwnd and the window before the reduction. */
+static __always_inline __u32 reno_undo_cwnd(struct ca *ca, const volatile struct reno_config *cfg,
+					    struct reno_state *st)
+{
+	return tcp_reno_undo_cwnd(ca->sk);
+}
+
+static __always_inline bool reno_in_startup(struct ca *ca, const volatile struct reno_config *cfg,
+					    struct reno_state *st)
+{
+	return in_slow_start(ca);
+}
+
+/* NewReno: the same window rules (the simulator's difference is in its recovery). */
+#define newreno_config reno_config
+#define newreno_state reno_state
+#define newreno_init reno_init
+#define newreno_ssthresh reno_ssthresh
+#define newreno_cong_avoid reno_cong_avoid
+#define newreno_pkts_acked reno_pkts_acked
+#define newreno_set_state reno_set_state
+#define newreno_cwnd_event reno_cwnd_event
+#define newreno_in_ack_event reno_in_ack_event
+#define newreno_undo_cwnd reno_undo_cwnd
+#define newreno_in_startup reno_in_startup

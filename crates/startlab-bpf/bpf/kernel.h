@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel types the controllers read and write: only the fields they use, marked
+ * preserve_access_index so that libbpf relocates every access against the running kernel's BTF
+ * (CO-RE). Member names are the kernel's (include/linux/tcp.h, include/net/sock.h,
+ * include/net/inet_connection_sock.h, include/net/tcp.h); their order here does not matter.
+ */
+#ifndef STARTLAB_KERNEL_H
+#define STARTLAB_KERNEL_H
+
+typedef unsigned char __u8;
+typedef unsigned short __u16;
+typedef unsigned int __u32;
+typedef unsigned long long __u64;
+typedef signed char __s8;
+typedef short __s16;
+typedef int __s32;
+typedef long long __s64;
+typedef __u16 __be16;
+typedef __u32 __be32;
+typedef __u32 __wsum;
+typedef _Bool bool;
+#define true 1
+#define false 0
+
+enum bpf_map_type {
+	BPF_MAP_TYPE_RINGBUF = 27,
+	BPF_MAP_TYPE_SK_STORAGE = 24,
+};
+
+enum {
+	BPF_F_NO_PREALLOC = 1,
+	BPF_SK_STORAGE_GET_F_CREATE = 1,
+};
+
+#define __ksym __attribute__((section(".ksyms")))
+#define __PRESERVE __attribute__((preserve_access_index))
+
+struct sock_common {
+	__be32 skc_daddr;
+	__be32 skc_rcv_saddr;
+	__be16 skc_dport;
+	__u16 skc_num;
+} __PRESERVE;
+
+struct sock {
+	struct sock_common __sk_common;
+	unsigned long sk_pacing_rate;
+	unsigned long sk_max_pacing_rate;
+	__u32 sk_pacing_status;
+} __PRESERVE;
+
+struct inet_connection_sock {
+	__u8 icsk_ca_state: 5;
+	__u64 icsk_ca_priv[13];
+} __PRESERVE;
+
+struct minmax_sample {
+	__u32 t;
+	__u32 v;
+} __PRESERVE;
+
+struct minmax {
+	struct minmax_sample s[3];
+} __PRESERVE;
+
+struct tcp_sock {
+	__u32 snd_cwnd;
+	__u32 snd_cwnd_cnt;
+	__u32 snd_cwnd_clamp;
+	__u32 snd_cwnd_stamp;
+	__u32 snd_ssthresh;
+	__u32 prior_cwnd;
+	__u32 mss_cache;
+	__u32 srtt_us;
+	__u32 mdev_us;
+	struct minmax rtt_min;
+	__u32 snd_una;
+	__u32 snd_nxt;
+	__u32 packets_out;
+	__u32 sacked_out;
+	__u32 lost_out;
+	__u32 retrans_out;
+	__u32 max_packets_out;
+	__u32 delivered;
+	__u32 lost;
+	__u32 app_limited;
+	__u64 tcp_mstamp;
+	__u64 tcp_clock_cache;
+	__u32 total_retrans;
+	__u8 is_cwnd_limited: 1;
+} __PRESERVE;
+
+/* include/net/inet_connection_sock.h: enum tcp_ca_state */
+enum {
+	TCP_CA_Open = 0,
+	TCP_CA_Disorder = 1,
+	TCP_CA_CWR = 2,
+	TCP_CA_Recovery = 3,
+	TCP_CA_Loss = 4,
+};
+
+/* include/net/tcp.h: enum tcp_ca_event */
+enum tcp_ca_event {
+	CA_EVENT_TX_START = 0,
+	CA_EVENT_CWND_RESTART = 1,
+	CA_EVENT_COMPLETE_CWR = 2,
+	CA_EVENT_LOSS = 3,
+	CA_EVENT_ECN_NO_CE = 4,
+	CA_EVENT_ECN_IS_CE = 5,
+};
+
+/* include/net/sock.h: enum sk_pacing */
+enum {
+	SK_PACING_NONE = 0,
+	SK_PACING_NEEDED = 1,
+	SK_PACING_FQ = 2,
+};
+
+#define TCP_INFINITE_SSTHRESH 0x7fffffff
+
+/* include/net/tcp.h: struct ack_sample, the argument of pkts_acked */
+struct ack_sample {
+	__u32 pkts_acked;
+	__s32 rtt_us;
+	__u32 in_flight;
+} __PRESERVE;
+
+struct rate_sample;
+
+struct tcp_congestion_ops {
+	__u32 (*ssthresh)(struct sock *sk);
+	void (*cong_avoid)(struct sock *sk, __u32 ack, __u32 acked);
+	void (*set_state)(struct sock *sk, __u8 new_state);
+	void (*cwnd_event)(struct sock *sk, enum tcp_ca_event ev);
+	void (*in_ack_event)(struct sock *sk, __u32 flags);
+	void (*pkts_acked)(struct sock *sk, const struct ack_sample *sample);
+	__u32 (*min_tso_segs)(struct sock *sk);
+	void (*cong_control)(struct sock *sk, __u32 ack, int flag, const struct rate_sample *rs);
+	__u32 (*undo_cwnd)(struct sock *sk);
+	__u32 (*sndbuf_expand)(struct sock *sk);
+	char name[16];
+	__u32 flags;
+	void (*init)(struct sock *sk);
+	void (*release)(struct sock *sk);
+} __PRESERVE;
+
+/* Kernel functions callable from a TCP congestion control (net/ipv4/bpf_tcp_ca.c). */
+extern __u32 tcp_slow_start(struct tcp_sock *tp, __u32 acked) __ksym;
+extern void tcp_cong_avoid_ai(struct tcp_sock *tp, __u32 w, __u32 acked) __ksym;
+extern __u32 tcp_reno_ssthresh(struct sock *sk) __ksym;
+extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
+extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
+
+#endif

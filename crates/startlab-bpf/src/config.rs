@@ -1,0 +1,230 @@
+//! A scenario's controller written into the object's `config` (bpf/controller.bpf.c) before it
+//! is loaded: which congestion control and start-up algorithm run, the pacing mode, the initial
+//! ssthresh, and every parameter with the simulator's name and value.
+//!
+//! The layout comes from the object's own BTF, member by member and by name, so the C structs
+//! are the only declaration of it. A member's type name says how a value is written:
+//! `fixed_t` Q32.32, `usec_t` microseconds (from the parameter's unit), `flag_t` 0 or 1,
+//! integer types as they are; a member of an enum type takes the enumerator
+//! `<enum>__<value>` (so the C enums name every string a parameter allows).
+
+use crate::btf::Btf;
+use crate::derived;
+use serde_json::Value;
+use startlab_core::cc::registry::{algorithms, Role};
+
+/// What one registered controller runs: the simulator's names and resolved parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ControllerSpec {
+    pub cc: String,
+    /// Every parameter of `cc` with its value (`ControllerFactory::resolved_params`).
+    pub cc_params: Value,
+    /// A start-up algorithm, or `"default"` for the controller's own slow start.
+    pub startup: String,
+    pub startup_params: Option<Value>,
+    /// `tcp.pacing`: `"none"`, `"linux"`, `"window"` or `"initial-spreading"`.
+    pub pacing: String,
+    /// Segments; `None` leaves Linux's (infinite).
+    pub initial_ssthresh: Option<u32>,
+    /// Segments (Initial Spreading paces this many over the first RTT).
+    pub initial_window: u32,
+}
+
+impl ControllerSpec {
+    /// A key equal for specs that can share one registered controller.
+    pub fn key(&self) -> String {
+        format!(
+            "{}|{}|{}|{}|{}|{:?}|{}",
+            self.cc, self.cc_params, self.startup,
+            self.startup_params.as_ref().map(|p| p.to_string()).unwrap_or_default(),
+            self.pacing, self.initial_ssthresh, self.initial_window
+        )
+    }
+}
+
+/// Why the object cannot run a spec: `field` is the scenario's field relative to the flow
+/// (`cc`, `startup`, `tcp.pacing`, `cc_params.NAME`, `startup_params.NAME`, or empty when it
+/// is the object's fault).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigError {
+    pub field: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.field.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.field, self.message)
+        }
+    }
+}
+
+fn err(field: impl Into<String>, message: impl Into<String>) -> ConfigError {
+    ConfigError { field: field.into(), message: message.into() }
+}
+
+/// The C spelling of a simulator name: `hystart++` → `hystart_pp`, `gallop-vegas` →
+/// `gallop_vegas`.
+pub fn c_name(name: &str) -> String {
+    name.replace("++", "_pp").replace('-', "_")
+}
+
+/// The `.rodata` image with `spec` written into `config`; `rodata` is the section as compiled.
+pub fn encode(btf: &Btf, rodata: &[u8], spec: &ControllerSpec) -> Result<Vec<u8>, ConfigError> {
+    let (config_ty, base) = btf
+        .variable(".rodata", "config")
+        .ok_or_else(|| err("", "the object has no `config` in .rodata"))?;
+    let mut out = rodata.to_vec();
+    let size = btf.size_of(config_ty).ok_or_else(|| err("", "`config` has no size"))?;
+    if out.len() < (base + size) as usize {
+        return Err(err("", "`config` lies outside .rodata"));
+    }
+    let cc = c_name(&spec.cc);
+    let startup = c_name(&spec.startup);
+    let mut seen_cc = false;
+    let mut seen_startup = spec.startup == "default";
+    for m in btf.members(config_ty) {
+        let at = (base + m.bit_offset / 8) as usize;
+        let bytes = btf.size_of(m.ty).unwrap_or(0) as usize;
+        match m.name.as_str() {
+            "cc" | "startup" | "pacing" => {
+                let (field, value) = match m.name.as_str() {
+                    "cc" => ("cc", &spec.cc),
+                    "startup" => ("startup", &spec.startup),
+                    _ => ("tcp.pacing", &spec.pacing),
+                };
+                let v = choice(btf, &btf.type_name(m.ty), value).map_err(|e| err(field, e))?;
+                put(&mut out, at, bytes, v as u64);
+            }
+            "initial_ssthresh" => put(&mut out, at, bytes, spec.initial_ssthresh.unwrap_or(0) as u64),
+            "initial_window" => put(&mut out, at, bytes, spec.initial_window as u64),
+            name if name == cc => {
+                seen_cc = true;
+                write_params(btf, &mut out, at, m.ty, &spec.cc, Role::Cc, &spec.cc_params)?;
+            }
+            name if name == startup && spec.startup != "default" => {
+                seen_startup = true;
+                let p = spec.startup_params.clone().unwrap_or(Value::Object(Default::default()));
+                write_params(btf, &mut out, at, m.ty, &spec.startup, Role::Startup, &p)?;
+            }
+            _ => {}
+        }
+    }
+    if !seen_cc {
+        return Err(err("cc", format!("\"{}\" has no parameters in the eBPF port", spec.cc)));
+    }
+    if !seen_startup {
+        return Err(err("startup", format!("\"{}\" has no parameters in the eBPF port", spec.startup)));
+    }
+    Ok(out)
+}
+
+/// The names the object knows for `config.<member>` (`cc`, `startup`, `pacing`), in the
+/// simulator's spelling where it has one.
+pub fn choices(btf: &Btf, member: &str) -> Vec<String> {
+    let prefix = format!("startlab_config__{member}__");
+    btf.enum_values(&format!("startlab_config__{member}"))
+        .into_iter()
+        .filter_map(|v| v.strip_prefix(&prefix).map(str::to_string))
+        .collect()
+}
+
+fn choice(btf: &Btf, e: &str, value: &str) -> Result<i64, String> {
+    btf.enum_value(&e, &format!("{e}__{}", c_name(value))).ok_or_else(|| {
+        let prefix = format!("{e}__");
+        let known: Vec<String> = btf
+            .enum_values(&e)
+            .into_iter()
+            .filter_map(|v| v.strip_prefix(&prefix).map(|s| format!("\"{s}\"")))
+            .collect();
+        format!("\"{value}\" has no eBPF port (there are {})", known.join(", "))
+    })
+}
+
+fn put(out: &mut [u8], at: usize, bytes: usize, v: u64) {
+    let b = v.to_le_bytes();
+    out[at..at + bytes.min(8)].copy_from_slice(&b[..bytes.min(8)]);
+}
+
+fn write_params(
+    btf: &Btf,
+    out: &mut [u8],
+    base: usize,
+    ty: u32,
+    algorithm: &str,
+    role: Role,
+    params: &Value,
+) -> Result<(), ConfigError> {
+    let group = if role == Role::Cc { "cc_params" } else { "startup_params" };
+    let info = algorithms()
+        .into_iter()
+        .find(|a| a.name == algorithm && a.role == role)
+        .ok_or_else(|| err(group, format!("no algorithm \"{algorithm}\"")))?;
+    let empty = serde_json::Map::new();
+    let map = params.as_object().unwrap_or(&empty);
+    let mut used = Vec::new();
+    for m in btf.members(ty) {
+        let at = base + (m.bit_offset / 8) as usize;
+        let bytes = btf.size_of(m.ty).unwrap_or(0) as usize;
+        let field = format!("{group}.{}", m.name);
+        if let Some(value) = map.get(&m.name) {
+            used.push(m.name.clone());
+            let unit = info.params.iter().find(|p| p.name == m.name).map_or("", |p| p.unit);
+            let v = encode_value(btf, m.ty, unit, value).map_err(|e| err(&field, e))?;
+            put(out, at, bytes, v);
+        } else if let Some(image) = derived::member(algorithm, &m.name, map, bytes).map_err(|e| err(&field, e))? {
+            out[at..at + image.len()].copy_from_slice(&image);
+        } else {
+            return Err(err(field, format!("the eBPF port of \"{algorithm}\" reads a value the simulator has no parameter for")));
+        }
+    }
+    if let Some(missing) = map.keys().find(|k| !used.contains(k)) {
+        return Err(err(format!("{group}.{missing}"), format!("the eBPF port of \"{algorithm}\" has no such parameter")));
+    }
+    Ok(())
+}
+
+fn encode_value(btf: &Btf, ty: u32, unit: &str, v: &Value) -> Result<u64, String> {
+    let kind = btf.type_name(ty);
+    if let Some(crate::btf::Type::Enum { .. }) = btf.get(btf.unqualified(ty)) {
+        let s = v.as_str().ok_or_else(|| format!("{v} is not a string"))?;
+        return Ok(choice(btf, &kind, s)? as u64);
+    }
+    let number = || v.as_f64().ok_or_else(|| format!("{v} is not a number"));
+    match kind.as_str() {
+        "fixed_t" => {
+            let x = number()?;
+            if !(x.abs() < 2f64.powi(31)) {
+                return Err(format!("{x} does not fit Q32.32"));
+            }
+            Ok(((x * 2f64.powi(32)).round() as i64) as u64)
+        }
+        "usec_t" => {
+            let x = number()?;
+            let scale = match unit {
+                "s" => 1e6,
+                "ms" => 1e3,
+                "us" | "µs" => 1.0,
+                u => return Err(format!("a duration in unknown unit \"{u}\"")),
+            };
+            let us = (x * scale).round();
+            if !(0.0..1.8e19).contains(&us) {
+                return Err(format!("{x} {unit} is out of range"));
+            }
+            Ok(us as u64)
+        }
+        "flag_t" => v.as_bool().map(u64::from).ok_or_else(|| format!("{v} is not true or false")),
+        _ => {
+            if let Some(b) = v.as_bool() {
+                return Ok(b as u64);
+            }
+            let x = number()?;
+            if x.fract() != 0.0 || x < 0.0 {
+                return Err(format!("{x} is not a whole number (the port's {kind} holds one)"));
+            }
+            Ok(x as u64)
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! startlab's congestion controls for the Linux kernel: one eBPF `struct_ops` object built from
+//! `bpf/` (a file per algorithm, composed by `bpf/controller.bpf.c`), the configuration a
+//! scenario writes into it, and the events it reports. Loading it is the kernel world's
+//! (crate startlab-kernel, `bpf`); this crate needs no privileges.
+
+pub mod btf;
+pub mod config;
+pub mod derived;
+pub mod events;
+
+pub use config::{c_name, ConfigError, ControllerSpec};
+
+use btf::Btf;
+use object::{Object as _, ObjectSection as _};
+
+/// 8-byte alignment, which ELF parsing needs.
+#[repr(C, align(8))]
+struct Aligned<T: ?Sized>(T);
+
+/// The compiled object, empty when the build had no clang.
+static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/startlab.bpf.o")));
+
+/// The environment variable that names an object to use instead of the built one.
+pub const OBJECT_VARIABLE: &str = "STARTLAB_BPF_OBJECT";
+
+/// Why the object was not built, if it was not.
+const MISSING: &str = env!("STARTLAB_BPF_MISSING");
+
+/// The eBPF object and what the loader needs of it.
+pub struct Controllers {
+    pub elf: &'static [u8],
+    pub btf: Btf,
+    pub rodata: Vec<u8>,
+}
+
+impl Controllers {
+    /// The object built with this crate, or why there is none (parsed once). The environment
+    /// variable `STARTLAB_BPF_OBJECT` names another build of `bpf/controller.bpf.c` to use
+    /// instead (to try a changed port without rebuilding startlab).
+    pub fn built() -> Result<&'static Controllers, String> {
+        static BUILT: std::sync::OnceLock<Result<Controllers, String>> = std::sync::OnceLock::new();
+        BUILT
+            .get_or_init(|| {
+                if let Some(path) = std::env::var_os(OBJECT_VARIABLE) {
+                    let bytes = std::fs::read(&path)
+                        .map_err(|e| format!("{OBJECT_VARIABLE}={}: {e}", path.to_string_lossy()))?;
+                    // Aligned for the ELF reader, and kept for the life of the process.
+                    let words: &'static mut [u64] = vec![0u64; bytes.len().div_ceil(8)].leak();
+                    // SAFETY: u64 has no invalid bit patterns; the byte view covers the words.
+                    let view: &'static mut [u8] = unsafe {
+                        std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), bytes.len())
+                    };
+                    view.copy_from_slice(&bytes);
+                    return Self::from_elf(view).map_err(|e| format!("{OBJECT_VARIABLE}={}: {e}", path.to_string_lossy()));
+                }
+                if OBJECT.0.is_empty() {
+                    return Err(format!("startlab was built without its eBPF controllers: {MISSING}"));
+                }
+                Self::from_elf(&OBJECT.0)
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    pub fn from_elf(elf: &'static [u8]) -> Result<Controllers, String> {
+        let file = object::File::parse(elf).map_err(|e| format!("not an ELF object: {e}"))?;
+        let section = |name: &str| -> Result<Vec<u8>, String> {
+            let s = file.section_by_name(name).ok_or_else(|| format!("the object has no {name} section"))?;
+            s.data().map(<[u8]>::to_vec).map_err(|e| format!("{name}: {e}"))
+        };
+        let btf = Btf::parse(&section(".BTF")?)?;
+        Ok(Controllers { elf, btf, rodata: section(".rodata")? })
+    }
+
+    /// The `.rodata` image that configures the object for `spec`, or the reason it cannot run it.
+    pub fn configure(&self, spec: &ControllerSpec) -> Result<Vec<u8>, ConfigError> {
+        config::encode(&self.btf, &self.rodata, spec)
+    }
+
+    /// The simulator's names of the congestion controls the object has.
+    pub fn ccs(&self) -> Vec<String> {
+        config::choices(&self.btf, "cc")
+    }
+
+    /// The start-up algorithms the object has (`default` is the controller's own).
+    pub fn startups(&self) -> Vec<String> {
+        config::choices(&self.btf, "startup")
+    }
+}
