@@ -5,6 +5,8 @@
 #   make test-slow  the slow Python tests only
 #   make test-kernel the kernel tests (root, network namespaces, TUN, tracefs); says why when it skips
 #   make kernel-accuracy  the link emulator's accuracy on this machine (root; about 3 minutes)
+#   make bpf        the eBPF controllers' object alone, into $(BPF_OBJECT) (out/bpf/startlab.bpf.o);
+#                   STARTLAB_BPF_OBJECT=that-file makes startlab use it without a rebuild
 #   make lint       ruff and mypy
 #   make bench      the Rust benchmarks
 #   make bench-compare BASE=REV  this tree's speed against commit REV, side by side (ratios)
@@ -30,7 +32,15 @@ export PYO3_PYTHON := $(abspath $(BIN)/python)
 export PYO3_ENVIRONMENT_SIGNATURE = $(shell test -x $(BIN)/python && $(BIN)/python -c \
 	'import sys; print(f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}-{64 if sys.maxsize > 2**32 else 32}bit")')
 
-.PHONY: help setup demo test test-slow lint bench clean
+.PHONY: help setup demo test test-slow lint bench clean bpf
+
+BPF_OBJECT ?= out/bpf/startlab.bpf.o
+
+bpf:
+	mkdir -p $(dir $(BPF_OBJECT))
+	sh crates/startlab-bpf/compile.sh $(BPF_OBJECT)
+	@echo "built $(BPF_OBJECT)"
+
 
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))

@@ -1,5 +1,5 @@
 //! Compiles `bpf/controller.bpf.c` (with every algorithm under `bpf/cc` and `bpf/startup`) into
-//! one eBPF object, embedded by `src/lib.rs`. Needs clang and libbpf's headers (Debian: `clang`,
+//! one eBPF object with `compile.sh`, embedded by `src/lib.rs`. Needs clang and libbpf's headers (Debian: `clang`,
 //! `libbpf-dev`); without them the crate builds with no object and says so at run time.
 
 use std::path::{Path, PathBuf};
@@ -9,24 +9,21 @@ fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("startlab.bpf.o");
     println!("cargo:rerun-if-changed=bpf");
     println!("cargo:rerun-if-env-changed=STARTLAB_CLANG");
+    println!("cargo:rerun-if-changed=compile.sh");
     let clang = std::env::var("STARTLAB_CLANG").unwrap_or_else(|_| "clang".into());
     let headers = Path::new("/usr/include/bpf/bpf_helpers.h");
     let why_not = if !headers.exists() {
         Some(format!("{} is missing (install libbpf-dev)", headers.display()))
+    } else if Command::new(&clang).arg("--version").output().is_err() {
+        Some(format!("{clang} cannot run; install clang"))
     } else {
-        match Command::new(&clang)
-            .args(["-g", "-O2", "-target", "bpf", "-D__TARGET_ARCH_x86", "-Wall", "-Werror"])
-            .args(["-Wno-unused-function", "-I", "bpf", "-I", "/usr/include/bpf"])
-            .args(["-c", "bpf/controller.bpf.c", "-o"])
-            .arg(&out)
-            .output()
-        {
+        match Command::new("sh").arg("compile.sh").arg(&out).output() {
             Ok(o) if o.status.success() => None,
             Ok(o) => panic!(
                 "clang failed on bpf/controller.bpf.c:\n{}",
                 String::from_utf8_lossy(&o.stderr)
             ),
-            Err(e) => Some(format!("{clang} cannot run ({e}); install clang")),
+            Err(e) => Some(format!("sh compile.sh cannot run ({e})")),
         }
     };
     if let Some(why) = why_not {

@@ -24,6 +24,14 @@
 #ifndef STARTLAB_ALGORITHMS_H
 #define STARTLAB_ALGORITHMS_H
 
+/* Shared parts. */
+#include "rounds.h"
+
+/* One line per file: a port joins the object when its file compiles. */
+#include "cc/reno.bpf.c"
+#include "startup/slow_start.bpf.c"
+
+/* One line per name (several names may share a file). */
 #define CC_LIST(X) \
 	X(reno)    \
 	X(newreno)

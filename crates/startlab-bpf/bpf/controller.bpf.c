@@ -20,8 +20,6 @@
 char _license[] SEC("license") = "GPL";
 
 #include "algorithms.h"
-#include "cc/reno.bpf.c"
-#include "startup/slow_start.bpf.c"
 
 /* The congestion controls; enumerator names are the simulator's (`-` written `_`). */
 #define CC_ENUM(n) startlab_config__cc__##n,
