@@ -45,7 +45,27 @@ bpf:
 help:
 	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
 
-$(BIN)/maturin:
+# System packages the build needs: libelf and zlib headers for libbpf (the kernel world loads
+# its eBPF controllers with it), clang and libbpf's headers to compile those controllers.
+# Installed with apt-get when missing and run as root; otherwise named.
+SYSTEM_PACKAGES := libelf-dev zlib1g-dev pkg-config clang libbpf-dev
+SYSTEM_STAMP := $(VENV)/.system-packages
+
+$(SYSTEM_STAMP):
+	@if command -v dpkg >/dev/null; then \
+		missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done | xargs); \
+		if [ -n "$$missing" ]; then \
+			if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+				echo "installing $$missing"; \
+				apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; \
+			else \
+				echo "missing system packages: $$missing (install them: sudo apt-get install $$missing)"; exit 1; \
+			fi; \
+		fi; \
+	fi
+	@mkdir -p $(VENV) && touch $@
+
+$(BIN)/maturin: | $(SYSTEM_STAMP)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet 'maturin>=1.5,<2'

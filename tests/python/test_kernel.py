@@ -87,13 +87,16 @@ HYSTART = {"cc": "cubic", "startup": "hystart", "startup_params": {"variant": "l
 @pytest.mark.parametrize(
     ("flows", "fields", "message"),
     [
-        ([{"cc": "vegas"}], {}, 'flows[0].cc: "vegas" is not in this kernel'),
         (
-            [{"cc": "newreno", "tcp": {"initial_ssthresh": 32}}],
+            [{"cc": "newreno", "tcp": {"recovery": "reno"}}],
             {},
-            "flows[0].tcp.initial_ssthresh: 32 segments",
+            "flows[0].tcp.recovery: Reno's fast recovery",
         ),
-        ([{"cc": "cubic", "startup": "hystart"}], {}, "flows[0].startup_params.variant"),
+        (
+            [{"cc": "cubic", "pair": 0}, {"cc": "cubic", "pair": 1, "cc_params": {"beta": 0.8}}],
+            {},
+            "flows[1]: its cubic settings differ from flows[0]'s",
+        ),
         (
             [{"cc": "newreno", "src": "s0", "dst": "s1"}],
             {},
@@ -383,10 +386,10 @@ def test_a_plan_names_its_world_and_kernel_points_are_checked_before_anything_ru
     with pytest.raises(SweepPlanError, match=r'^axes.world: "moon" is not a world'):
         SweepPlan(_plan(axes={"world": ["simulator", "moon"]}))
     # A point the kernel cannot run is refused with the kernel's reason.
-    plan = SweepPlan(_plan(axes={"world": ["simulator", "kernel"], "tcp.initial_ssthresh": [32]}))
+    plan = SweepPlan(_plan(axes={"world": ["simulator", "kernel"], "tcp.recovery": ["reno"]}))
     with pytest.raises(
         SweepPlanError,
-        match=r"point 1 of 2 .*world kernel: flows\[0\]\.tcp\.initial_ssthresh: 32 segments",
+        match=r"point 1 of 2 .*world kernel: flows\[0\]\.tcp\.recovery: Reno's fast recovery",
     ):
         plan.points()
     # The same scenario in the two worlds is two runs with two keys.

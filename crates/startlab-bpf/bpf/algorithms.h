@@ -30,6 +30,7 @@
 /* One line per file: a port joins the object when its file compiles. */
 #include "cc/reno.bpf.c"
 #include "startup/slow_start.bpf.c"
+#include "startup/lss.bpf.c"
 
 /* One line per name (several names may share a file). */
 #define CC_LIST(X) \
@@ -37,6 +38,7 @@
 	X(newreno)
 
 #define STARTUP_LIST(X) \
-	X(slow_start)
+	X(slow_start) \
+	X(lss)
 
 #endif

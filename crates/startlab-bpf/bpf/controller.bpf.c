@@ -81,6 +81,10 @@ struct {
 /* Events the ring buffer had no room for. */
 __u64 lost_events = 0;
 
+/* Never written: it puts struct event into the object's BTF, where the loader checks the layout
+ * it decodes (crates/startlab-bpf/tests/object.rs). */
+struct event event_layout = {};
+
 #define CC_IS(n) (config.cc == startlab_config__cc__##n)
 #define STARTUP_IS(n) (config.startup == startlab_config__startup__##n)
 #define FLOW(ca) ((struct flow *)(ca)->f)

@@ -127,8 +127,18 @@ pub fn choices(btf: &Btf, member: &str) -> Vec<String> {
     let prefix = format!("startlab_config__{member}__");
     btf.enum_values(&format!("startlab_config__{member}"))
         .into_iter()
-        .filter_map(|v| v.strip_prefix(&prefix).map(str::to_string))
+        .filter_map(|v| v.strip_prefix(&prefix).map(simulator_name))
         .collect()
+}
+
+/// The simulator's spelling of a C name, where an algorithm or pacing mode has it.
+fn simulator_name(c: &str) -> String {
+    algorithms()
+        .into_iter()
+        .map(|a| a.name)
+        .find(|n| c_name(n) == c)
+        .unwrap_or(c)
+        .to_string()
 }
 
 fn choice(btf: &Btf, e: &str, value: &str) -> Result<i64, String> {
@@ -137,7 +147,7 @@ fn choice(btf: &Btf, e: &str, value: &str) -> Result<i64, String> {
         let known: Vec<String> = btf
             .enum_values(&e)
             .into_iter()
-            .filter_map(|v| v.strip_prefix(&prefix).map(|s| format!("\"{s}\"")))
+            .filter_map(|v| v.strip_prefix(&prefix).map(|s| format!("\"{}\"", simulator_name(s))))
             .collect();
         format!("\"{value}\" has no eBPF port (there are {})", known.join(", "))
     })
