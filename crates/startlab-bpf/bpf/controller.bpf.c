@@ -279,11 +279,6 @@ void BPF_PROG(startlab_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 
 	if (!ca_begin(&ca, sk, false))
 		return;
-	if (config.pacing == startlab_config__pacing__initial_spreading && !ca.f->pacing_off) {
-		/* The spread initial window is over: ordinary ACK clocking from now on. */
-		sk->sk_pacing_status = SK_PACING_NONE;
-		ca.f->pacing_off = 1;
-	}
 	if (!own_slow_start() && in_slow_start(&ca)) {
 		/* Linux grows cwnd only when the flow is cwnd-limited (tcp_is_cwnd_limited). */
 		if (!cwnd_limited(&ca))
@@ -304,6 +299,13 @@ void BPF_PROG(startlab_pkts_acked, struct sock *sk, const struct ack_sample *sam
 
 	if (!ca_begin(&ca, sk, false))
 		return;
+	if (config.pacing == startlab_config__pacing__initial_spreading && !ca.f->pacing_off &&
+	    sample->pkts_acked > 0) {
+		/* The first ACK of data: the spread initial window is over, ordinary ACK clocking
+		 * from now on (as the simulator's sender, tcp/sender.rs). */
+		sk->sk_pacing_status = SK_PACING_NONE;
+		ca.f->pacing_off = 1;
+	}
 	if (!own_slow_start())
 		startup_pkts_acked(&ca, sample);
 	cc_pkts_acked(&ca, sample);

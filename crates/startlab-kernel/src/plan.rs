@@ -37,6 +37,9 @@ pub struct Connection {
     /// The eBPF controller it runs (an index into [`KernelPlan::controllers`]), if not a
     /// built-in one; `cc` is then the name it is registered under.
     pub bpf: Option<usize>,
+    /// `tcp.pacing = "initial-spreading"`: the initial window (segments) and the MSS (bytes),
+    /// spread over the first RTT (`traffic::spread_initial_window`).
+    pub spread: Option<(u32, u32)>,
 }
 
 /// One UDP source of the kernel run: the simulator's own source (its schedule and on-off
@@ -392,6 +395,8 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
             dst: node(plan.dst),
             cc: kernel_cc,
             bpf,
+            spread: (cfg.pacing == Pacing::InitialSpreading)
+                .then_some((cfg.initial_window, cfg.mss_bytes)),
             scenario_cc: controller.cc().to_string(),
             startup: controller.startup().to_string(),
             start: Duration::ZERO,

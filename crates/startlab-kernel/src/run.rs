@@ -375,6 +375,7 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
             stop_ns: t0 + c.stop.as_nanos(),
             bytes: c.bytes,
             paced: c.paced,
+            spread: c.spread,
         })
         .collect();
     let udp_jobs: Vec<UdpJob> = plan

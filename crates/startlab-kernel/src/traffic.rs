@@ -148,6 +148,9 @@ pub struct TcpJob {
     /// Linux's internal pacing (`tcp.pacing = "linux"`): switched on by `SO_MAX_PACING_RATE`,
     /// which sets `sk_pacing_status` to `SK_PACING_NEEDED` for any rate but "unlimited".
     pub paced: bool,
+    /// Initial Spreading of an initial window of this many segments of this many bytes: see
+    /// [`spread_initial_window`].
+    pub spread: Option<(u32, u32)>,
 }
 
 /// What became of a connection.
@@ -276,6 +279,9 @@ fn sender(job: &TcpJob) -> TcpOutcome {
     let chunk = vec![0x5au8; CHUNK];
     let mut sent = 0u64;
     let limit = job.bytes.unwrap_or(u64::MAX);
+    if let Some((iw, mss)) = job.spread {
+        sent = spread_initial_window(&mut s, iw, mss, limit, out.connected_ns, &chunk);
+    }
     while sent < limit && monotonic_ns() < job.stop_ns && !aborted() {
         let n = (limit - sent).min(CHUNK as u64) as usize;
         match s.write(&chunk[..n]) {
@@ -308,6 +314,43 @@ fn sender(job: &TcpJob) -> TcpOutcome {
     // with this run's ports in the next run's trace.
     abort_on_close(&s);
     out
+}
+
+/// Initial Spreading (Sallantin et al. 2013 §III.C: one segment every RTT / IW) from the
+/// application: Linux never paces a connection's first 10 segments (tcp_update_skb_after_send:
+/// internal pacing, like sch_fq, starts at `data_segs_out >= 10`), so the controller's pacing
+/// rate cannot spread them. The first min(IW, 10) segments are written one at a time with
+/// `TCP_NODELAY`, `srtt / IW` apart from the handshake's RTT sample; the eBPF controller paces
+/// the rest of the window at the same rate and stops pacing at the first ACK of data. Returns
+/// the bytes written.
+fn spread_initial_window(
+    s: &mut TcpStream,
+    iw: u32,
+    mss: u32,
+    limit: u64,
+    connected_ns: u64,
+    chunk: &[u8],
+) -> u64 {
+    let Ok((info, _)) = tcp_info(s) else { return 0 };
+    let nodelay: libc::c_int = 1;
+    let _ = set_option(s, libc::IPPROTO_TCP, libc::TCP_NODELAY, &nodelay);
+    let gap_ns = info.rtt as u64 * 1000 / iw.max(1) as u64;
+    let mut sent = 0u64;
+    for k in 0..iw.min(10) as u64 {
+        sleep_until(connected_ns + k * gap_ns);
+        let n = (limit - sent).min(mss as u64).min(chunk.len() as u64) as usize;
+        if n == 0 || aborted() {
+            break;
+        }
+        match s.write(&chunk[..n]) {
+            Ok(w) => sent += w as u64,
+            Err(_) => break,
+        }
+    }
+    sleep_until(connected_ns + iw.min(10) as u64 * gap_ns);
+    let off: libc::c_int = 0;
+    let _ = set_option(s, libc::IPPROTO_TCP, libc::TCP_NODELAY, &off);
+    sent
 }
 
 /// Makes closing `socket` abortive (`SO_LINGER` on with a zero timeout: a reset, and the socket

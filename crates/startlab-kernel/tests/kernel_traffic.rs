@@ -35,6 +35,7 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
         stop_ns: t0 + 1_000_000_000,
         bytes,
         paced: false,
+        spread: None,
     };
     // A finite flow at once; an unlimited one from 200 ms to the stop at 1 s.
     let jobs = [job(0, 0, Some(2_000_000)), job(1, 200, None)];
@@ -102,6 +103,7 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
             stop: startlab_core::Duration::from_nanos(j.stop_ns - t0),
             bytes: j.bytes,
             paced: false,
+            spread: None,
         })
         .collect();
     let run = RunFacts {

@@ -61,3 +61,23 @@ impl Drop for Pair {
         }
     }
 }
+
+/// `run`, waiting up to two minutes while another kernel run (another test of this binary, or
+/// another process) holds the machine.
+pub fn run_waiting(
+    s: &startlab_core::scenario::ResolvedScenario,
+    options: &startlab_kernel::run::RunOptions,
+) -> Result<startlab_kernel::run::KernelRun, startlab_kernel::run::KernelError> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        match startlab_kernel::run::run(s, options) {
+            Err(startlab_kernel::run::KernelError::Unavailable(m))
+                if m.contains("another kernel run holds the machine")
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+            }
+            other => return other,
+        }
+    }
+}
