@@ -150,6 +150,9 @@ def kernel_run(
 def kernel_plan(scenario_json: str) -> list[str]:
     """Check a scenario against the kernel; returns Linux's intrinsic differences."""
 
+def kernel_controls(scenario_json: str) -> list[str]:
+    """What runs each flow entry in the kernel, one line per entry."""
+
 def kernel_preflight() -> str | None:
     """What the machine lacks for the kernel world, or ``None``."""
 

@@ -569,6 +569,9 @@ def _kernel_check(args: argparse.Namespace) -> int:
     print(f"ok: the kernel world can run {args.scenario}")
     if missing:
         print(f"but not on this machine now: {missing}")
+    print("Controllers:")
+    for line in kernel.controls(scenario):
+        print(f"  - {line}")
     print("What Linux does whatever the scenario says:")
     for d in differences:
         print(f"  - {d}")

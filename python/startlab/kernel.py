@@ -49,6 +49,21 @@ def check(
         raise core_error(e) from None
 
 
+def controls(
+    scenario: Scenario | Mapping[str, Any] | str | os.PathLike[str],
+    *,
+    overrides: Iterable[str] = (),
+) -> list[str]:
+    """What runs each flow entry in the kernel, one line per entry: Linux's built-in ``reno`` or
+    ``cubic``, or startlab's eBPF port of the scenario's ``cc`` and ``startup`` (docs/kernel.md,
+    "startlab's eBPF controllers"). Raises :class:`ScenarioError` as :func:`check` does."""
+    checked = Scenario.of(scenario, overrides=overrides)
+    try:
+        return list(_core.kernel_controls(checked.to_json()))
+    except ValueError as e:
+        raise core_error(e) from None
+
+
 def run(
     scenario: Scenario | Mapping[str, Any] | str | os.PathLike[str],
     *,

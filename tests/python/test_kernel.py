@@ -128,6 +128,21 @@ def test_kernel_check_lists_what_linux_does_whatever_the_scenario_says(
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("ok: the kernel world can run")
     assert "RACK-TLP and PRR" in proc.stdout
+    assert "flows[0]: Linux's built-in cubic" in proc.stdout
+
+
+def test_kernel_check_names_the_ebpf_port_a_flow_runs(cli: Cli, tmp_path: Path) -> None:
+    flows = [
+        {"cc": "newreno", "pair": 0},
+        {"cc": "newreno", "pair": 1, "tcp": {"initial_ssthresh": 32, "pacing": "window"}},
+    ]
+    proc = cli("kernel", "check", scenario(tmp_path / "ok.toml", flows))
+    assert proc.returncode == 0, proc.stderr
+    assert "flows[0]: Linux's built-in reno" in proc.stdout
+    assert (
+        "flows[1]: startlab's eBPF port of newreno (registered as startlab_0 for the run; "
+        "pacing window, initial ssthresh 32)" in proc.stdout
+    )
 
 
 # -- the real kernel -----------------------------------------------------------------------------

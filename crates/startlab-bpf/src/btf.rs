@@ -20,7 +20,9 @@ pub enum Type {
     Var { name: String, ty: u32 },
     /// A data section (`.rodata`, `.bss`, …): its variables' types, offsets and sizes.
     DataSec { name: String, vars: Vec<(u32, u32, u32)> },
-    /// Pointers, functions, prototypes, floats, forward declarations, declaration tags.
+    /// A pointer to `ty`.
+    Ptr { ty: u32 },
+    /// Functions, prototypes, floats, forward declarations, declaration tags.
     Other { name: String },
 }
 
@@ -39,6 +41,7 @@ pub struct Member {
 pub struct Btf {
     types: Vec<Type>,
     by_name: HashMap<String, u32>,
+    strings: Vec<u8>,
 }
 
 fn u32_at(b: &[u8], at: usize) -> Result<u32, String> {
@@ -147,7 +150,8 @@ impl Btf {
                     at += 4;
                     Type::Other { name: n }
                 }
-                2 | 7 | 12 | 16 => Type::Other { name: n },
+                2 => Type::Ptr { ty: size_or_type },
+                7 | 12 | 16 => Type::Other { name: n },
                 k => return Err(format!("BTF kind {k} is not known to this reader")),
             };
             types.push(ty);
@@ -162,7 +166,30 @@ impl Btf {
                 by_name.entry(n.clone()).or_insert(i as u32 + 1);
             }
         }
-        Ok(Btf { types, by_name })
+        Ok(Btf { types, by_name, strings: strings.to_vec() })
+    }
+
+    /// The string at `off` of the string section (names, and the access strings of CO-RE
+    /// relocations in .BTF.ext).
+    pub fn string_at(&self, off: u32) -> Option<&str> {
+        let s = self.strings.get(off as usize..)?;
+        let end = s.iter().position(|&c| c == 0)?;
+        std::str::from_utf8(&s[..end]).ok()
+    }
+
+    /// The name of a struct, union, enum, typedef, integer or variable (`""` for others).
+    pub fn name_of(&self, id: u32) -> &str {
+        match self.get(id) {
+            Some(Type::Int { name, .. })
+            | Some(Type::Struct { name, .. })
+            | Some(Type::Union { name, .. })
+            | Some(Type::Enum { name, .. })
+            | Some(Type::Typedef { name, .. })
+            | Some(Type::Var { name, .. })
+            | Some(Type::DataSec { name, .. })
+            | Some(Type::Other { name }) => name,
+            _ => "",
+        }
     }
 
     /// The type of id `id` (1-based).

@@ -6,7 +6,10 @@
 pub mod btf;
 pub mod config;
 pub mod derived;
+pub mod elf;
 pub mod events;
+pub mod layout;
+pub mod vm;
 
 pub use config::{c_name, ConfigError, ControllerSpec};
 

@@ -162,6 +162,43 @@ fn kernel_plan(scenario_json: &str) -> PyResult<Vec<String>> {
     Ok(plan.differences)
 }
 
+/// What runs each flow entry's connections in the kernel: one line per entry, naming Linux's
+/// built-in controller or startlab's eBPF port and what it is configured with.
+#[pyfunction]
+fn kernel_controls(scenario_json: &str) -> PyResult<Vec<String>> {
+    let s = scenario::from_json(scenario_json).map_err(scenario_error)?;
+    let resolved = scenario::resolve(&s).map_err(scenario_error)?;
+    let available = run::available_controls();
+    let plan = startlab_kernel::plan::plan(&resolved, &available).map_err(scenario_error)?;
+    let mut lines: Vec<String> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for c in &plan.connections {
+        if !seen.insert(c.entry) {
+            continue;
+        }
+        let what = match c.bpf {
+            None => format!("Linux's built-in {}", c.cc),
+            Some(k) => {
+                let spec = &plan.controllers[k];
+                let startup = if spec.startup == "default" {
+                    String::new()
+                } else {
+                    format!(" + {}", spec.startup)
+                };
+                let ssthresh = spec
+                    .initial_ssthresh
+                    .map_or(String::new(), |s| format!(", initial ssthresh {s}"));
+                format!(
+                    "startlab's eBPF port of {}{startup} (registered as {} for the run; pacing {}{ssthresh})",
+                    spec.cc, c.cc, spec.pacing
+                )
+            }
+        };
+        lines.push(format!("flows[{}]: {what}", c.entry));
+    }
+    Ok(lines)
+}
+
 /// What the machine lacks for the kernel world, or ``None``.
 #[pyfunction]
 fn kernel_preflight() -> Option<String> {
@@ -179,6 +216,7 @@ fn kernel_clean() -> PyResult<Vec<String>> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel_run, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_controls, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_preflight, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_clean, m)?)?;
     m.add("KernelUnavailable", m.py().get_type::<KernelUnavailable>())?;

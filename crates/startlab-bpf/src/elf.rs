@@ -1,0 +1,469 @@
+//! An eBPF object file made ready for the simulator's virtual machine (`vm`): its programs
+//! with every relocation applied (maps, data sections, kernel functions, calls between
+//! functions, and CO-RE field accesses resolved against the simulator's `layout`), its
+//! `struct_ops` table (which program is which hook), its maps and data sections.
+//!
+//! What libbpf does when it loads an object into the kernel, for what a congestion control
+//! uses; anything else is refused by name before a run.
+
+use crate::btf::{Btf, Type};
+use crate::layout;
+use object::{Object as _, ObjectSection as _, ObjectSymbol as _, RelocationTarget};
+use std::collections::HashMap;
+
+/// One decoded instruction. For `lddw` the first slot carries the whole 64-bit value in `imm`
+/// (and `addr` says what it points at); the second slot is skipped.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Insn {
+    pub op: u8,
+    pub dst: u8,
+    pub src: u8,
+    pub off: i16,
+    pub imm: i64,
+}
+
+/// What a `call` calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Callee {
+    Helper(u32),
+    /// A kernel function, by name (`tcp_slow_start`, …).
+    Kfunc(String),
+    /// A function of the same program, at this instruction index.
+    Local(usize),
+}
+
+/// A program: one function with the subprograms it calls appended.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub name: String,
+    pub insns: Vec<Insn>,
+    /// The callee of each `call` instruction, by index.
+    pub calls: HashMap<usize, Callee>,
+}
+
+/// A map the programs use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MapDef {
+    pub name: String,
+    /// `BPF_MAP_TYPE_*`.
+    pub kind: u32,
+    pub value_size: u32,
+    pub max_entries: u32,
+}
+
+pub const MAP_TYPE_ARRAY: u32 = 2;
+pub const MAP_TYPE_SK_STORAGE: u32 = 24;
+pub const MAP_TYPE_RINGBUF: u32 = 27;
+
+/// The tag of a map reference in a register (a map is not memory the program can read).
+pub const MAP_TAG: u64 = 0xfeed_0000_0000_0000;
+
+/// A data section the programs address (`.rodata`, `.bss`, `.data`, strings).
+#[derive(Clone, Debug)]
+pub struct DataSection {
+    pub name: String,
+    pub bytes: Vec<u8>,
+    pub writable: bool,
+}
+
+/// The first address of data section `i` in the VM's address space (`vm::region_base`).
+pub fn data_address(i: usize, offset: u64) -> u64 {
+    crate::vm::region_base(crate::vm::FIRST_DATA_REGION + i) + offset
+}
+
+/// A loaded object.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub programs: Vec<Program>,
+    /// `struct tcp_congestion_ops` member name → program index.
+    pub hooks: HashMap<String, usize>,
+    /// The controller's name (`.name` of the struct_ops).
+    pub name: String,
+    pub maps: Vec<MapDef>,
+    pub data: Vec<DataSection>,
+    pub btf: Btf,
+}
+
+/// Opcodes the VM executes (classes ALU, ALU64, JMP, JMP32, LDX, STX, ST and `lddw`).
+pub fn supported(op: u8) -> bool {
+    let class = op & 7;
+    match class {
+        0x04 | 0x07 => {
+            let code = op & 0xf0;
+            code <= 0xd0 && !(class == 0x07 && code == 0xd0 && op & 0x08 != 0)
+        }
+        0x05 | 0x06 => {
+            let code = op & 0xf0;
+            code <= 0xd0 && (class == 0x05 || !matches!(code, 0x80 | 0x90))
+        }
+        0x01 | 0x03 => matches!(op & 0xe0, 0x60 | 0xc0) && (op & 0xe0 != 0xc0 || class == 0x03 && matches!(op & 0x18, 0x00 | 0x18)),
+        0x02 => op & 0xe0 == 0x60,
+        0x00 => op == 0x18,
+        _ => false,
+    }
+}
+
+/// Helpers the VM provides, by number (include/uapi/linux/bpf.h).
+pub const HELPERS: &[(u32, &str)] = &[
+    (5, "bpf_ktime_get_ns"),
+    (6, "bpf_trace_printk"),
+    (107, "bpf_sk_storage_get"),
+    (108, "bpf_sk_storage_delete"),
+    (118, "bpf_jiffies64"),
+    (130, "bpf_ringbuf_output"),
+    (131, "bpf_ringbuf_reserve"),
+    (132, "bpf_ringbuf_submit"),
+    (133, "bpf_ringbuf_discard"),
+];
+
+/// Kernel functions the VM provides (net/ipv4/bpf_tcp_ca.c's set, as far as a controller of
+/// this simulator needs them).
+pub const KFUNCS: &[&str] = &[
+    "tcp_slow_start",
+    "tcp_cong_avoid_ai",
+    "tcp_reno_ssthresh",
+    "tcp_reno_cong_avoid",
+    "tcp_reno_undo_cwnd",
+];
+
+fn err<T>(m: impl Into<String>) -> Result<T, String> {
+    Err(m.into())
+}
+
+impl Loaded {
+    /// Loads `elf`, or says what in it the simulator does not provide.
+    pub fn parse(elf: &[u8]) -> Result<Loaded, String> {
+        let file = object::File::parse(elf).map_err(|e| format!("not an ELF object: {e}"))?;
+        let btf_bytes = file.section_by_name(".BTF").ok_or("the object has no BTF (compile with -g)")?;
+        let btf = Btf::parse(btf_bytes.data().map_err(|e| e.to_string())?)?;
+        // Data sections, in section order.
+        let mut data = Vec::new();
+        let mut data_index: HashMap<object::SectionIndex, usize> = HashMap::new();
+        for s in file.sections() {
+            let name = s.name().unwrap_or("").to_string();
+            if name == ".rodata" || name.starts_with(".rodata.") || name == ".bss" || name == ".data" || name.starts_with(".data.") {
+                let bytes = if name == ".bss" { vec![0u8; s.size() as usize] } else { s.data().map_err(|e| e.to_string())?.to_vec() };
+                data_index.insert(s.index(), data.len());
+                data.push(DataSection { writable: !name.starts_with(".rodata"), name, bytes });
+            }
+        }
+        // Maps, from the .maps section's BTF.
+        let maps = map_defs(&btf)?;
+        let map_index = |name: &str| maps.iter().position(|m| m.name == name);
+        // Code sections: every FUNC symbol is a function.
+        let mut functions: Vec<(object::SectionIndex, u64, u64, String)> = file
+            .symbols()
+            .filter(|s| s.kind() == object::SymbolKind::Text && s.size() > 0)
+            .filter_map(|s| Some((s.section_index()?, s.address(), s.size(), s.name().ok()?.to_string())))
+            .collect();
+        functions.sort_by_key(|f| (f.0 .0, f.1));
+        let core = core_relocations(&file, &btf)?;
+        let mut programs = Vec::new();
+        let mut by_symbol = HashMap::new();
+        for (section, start, size, name) in &functions {
+            let sec = file.section_by_index(*section).map_err(|e| e.to_string())?;
+            let sec_name = sec.name().unwrap_or("").to_string();
+            if sec_name == ".text" {
+                continue; // subprograms: appended to the programs that call them
+            }
+            let program = link(&file, &functions, *section, *start, *size, name, &data_index, &map_index, &core)?;
+            by_symbol.insert(name.clone(), programs.len());
+            programs.push(program);
+            let _ = sec_name;
+        }
+        // The struct_ops table: which program each member points at.
+        let (hooks, name) = struct_ops(&file, &btf, &by_symbol)?;
+        Ok(Loaded { programs, hooks, name, maps, data, btf })
+    }
+}
+
+/// The maps declared in `.maps` (libbpf's BTF-defined maps: `__uint(type, N)` is a pointer to
+/// an array of N elements, `__type(value, T)` a pointer to T).
+fn map_defs(btf: &Btf) -> Result<Vec<MapDef>, String> {
+    let Some(Type::DataSec { vars, .. }) = (1..).map_while(|i| btf.get(i)).find(|t| matches!(t, Type::DataSec { name, .. } if name == ".maps")).cloned() else {
+        return Ok(Vec::new());
+    };
+    let mut maps = Vec::new();
+    for (var, _, _) in vars {
+        let Some(Type::Var { name, ty }) = btf.get(var).cloned() else { continue };
+        let mut def = MapDef { name, kind: 0, value_size: 0, max_entries: 0 };
+        for m in btf.members(ty) {
+            let pointee = match btf.get(btf.resolved(m.ty)) {
+                Some(Type::Ptr { ty }) => *ty,
+                _ => continue,
+            };
+            let array_len = match btf.get(btf.resolved(pointee)) {
+                Some(Type::Array { len, .. }) => Some(*len),
+                _ => None,
+            };
+            match m.name.as_str() {
+                "type" => def.kind = array_len.unwrap_or(0),
+                "max_entries" => def.max_entries = array_len.unwrap_or(0),
+                "value" => def.value_size = btf.size_of(pointee).unwrap_or(0),
+                _ => {}
+            }
+        }
+        if !matches!(def.kind, MAP_TYPE_SK_STORAGE | MAP_TYPE_RINGBUF | MAP_TYPE_ARRAY) {
+            return err(format!("map \"{}\" is of type {}, which the simulator does not provide (it has socket storage, ring buffers and arrays)", def.name, def.kind));
+        }
+        maps.push(def);
+    }
+    Ok(maps)
+}
+
+/// A CO-RE relocation, resolved: patch instruction `insn_off` (bytes, in `section`) with `value`.
+struct CoreFix {
+    value: i64,
+}
+
+/// The CO-RE relocations of `.BTF.ext` (Documentation/bpf/btf.rst, "BTF.ext section"), each
+/// resolved against the simulator's layout: (section name, instruction byte offset) → value.
+fn core_relocations(file: &object::File, btf: &Btf) -> Result<HashMap<(String, u64), CoreFix>, String> {
+    let mut fixes = HashMap::new();
+    let Some(ext) = file.section_by_name(".BTF.ext") else { return Ok(fixes) };
+    let b = ext.data().map_err(|e| e.to_string())?;
+    let u32_at = |at: usize| -> Result<u32, String> {
+        b.get(at..at + 4).map(|s| u32::from_le_bytes(s.try_into().unwrap())).ok_or_else(|| "truncated .BTF.ext".to_string())
+    };
+    let hdr_len = u32_at(4)? as usize;
+    if hdr_len < 32 {
+        return Ok(fixes); // no CO-RE relocations in this version of the header
+    }
+    let (off, len) = (u32_at(24)? as usize, u32_at(28)? as usize);
+    let start = hdr_len + off;
+    let rec_size = u32_at(start)? as usize;
+    let mut at = start + 4;
+    while at < start + len {
+        let section = btf.string_at(u32_at(at)?).unwrap_or("").to_string();
+        let n = u32_at(at + 4)? as usize;
+        at += 8;
+        for _ in 0..n {
+            let (insn_off, type_id, access_off, kind) = (u32_at(at)?, u32_at(at + 4)?, u32_at(at + 8)?, u32_at(at + 12)?);
+            at += rec_size;
+            let access = btf.string_at(access_off).unwrap_or("");
+            let value = resolve_core(btf, type_id, access, kind)?;
+            fixes.insert((section.clone(), insn_off as u64), CoreFix { value });
+        }
+    }
+    Ok(fixes)
+}
+
+/// The value a CO-RE relocation takes in the simulator's layout.
+fn resolve_core(btf: &Btf, type_id: u32, access: &str, kind: u32) -> Result<i64, String> {
+    let root = btf.name_of(btf.resolved(type_id)).to_string();
+    let indices: Vec<u32> = access.split(':').filter_map(|s| s.parse().ok()).collect();
+    // Walk the access string: the first index is into the pointer, the rest are members (or
+    // array elements) of the local types.
+    let mut ty = btf.resolved(type_id);
+    let mut path = String::new();
+    for &i in indices.iter().skip(1) {
+        match btf.get(ty) {
+            Some(Type::Struct { members, .. }) | Some(Type::Union { members, .. }) => {
+                let m = members.get(i as usize).ok_or_else(|| format!("a relocation on {root} names member {i}, which it lacks"))?;
+                if !m.name.is_empty() {
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(&m.name);
+                }
+                ty = btf.resolved(m.ty);
+            }
+            Some(Type::Array { elem, .. }) => {
+                path.push_str(&format!("[{i}]"));
+                ty = btf.resolved(*elem);
+            }
+            _ => return err(format!("a relocation on {root} goes through a type that is not a struct or array")),
+        }
+    }
+    // Kinds: enum bpf_core_relo_kind (include/uapi/linux/bpf.h).
+    if kind == 2 {
+        return Ok(layout::field(&root, &path).is_some() as i64); // FIELD_EXISTS
+    }
+    if !(0..=5).contains(&kind) {
+        return err(format!("CO-RE relocation of kind {kind} on {root} (type and enum relocations are not provided)"));
+    }
+    let f = layout::field(&root, &path).ok_or_else(|| format!("the program reads {root}.{path}, which the simulator does not provide (docs/bpf.md lists what it does)"))?;
+    Ok(match kind {
+        0 => f.offset as i64,
+        1 => f.size as i64,
+        3 => f.signed as i64,
+        // A bit field of `bits` bits at bit 0 of its byte, read as `size` bytes into a u64:
+        // shift left by 64 - bits, then right by 64 - bits (bpf_core_read.h).
+        4 => 64 - if f.bits > 0 { f.bits } else { f.size * 8 } as i64,
+        _ => 64 - if f.bits > 0 { f.bits } else { f.size * 8 } as i64,
+    })
+}
+
+/// Decodes and relocates the function `name` at `start..start + size` of `section`, with the
+/// subprograms of `.text` it calls appended.
+#[allow(clippy::too_many_arguments)]
+fn link(
+    file: &object::File,
+    functions: &[(object::SectionIndex, u64, u64, String)],
+    section: object::SectionIndex,
+    start: u64,
+    size: u64,
+    name: &str,
+    data_index: &HashMap<object::SectionIndex, usize>,
+    map_index: &dyn Fn(&str) -> Option<usize>,
+    core: &HashMap<(String, u64), CoreFix>,
+) -> Result<Program, String> {
+    let mut program = Program { name: name.to_string(), insns: Vec::new(), calls: HashMap::new() };
+    // (section, function start) of each piece appended, and where it begins in `insns`.
+    let mut pieces: Vec<(object::SectionIndex, u64, u64)> = vec![(section, start, size)];
+    let mut placed: HashMap<(object::SectionIndex, u64), usize> = HashMap::new();
+    let mut i = 0;
+    while i < pieces.len() {
+        let (sec_idx, fstart, fsize) = pieces[i];
+        i += 1;
+        let sec = file.section_by_index(sec_idx).map_err(|e| e.to_string())?;
+        let sec_name = sec.name().unwrap_or("").to_string();
+        let bytes = sec.data().map_err(|e| e.to_string())?;
+        let base = program.insns.len();
+        placed.insert((sec_idx, fstart), base);
+        let code = bytes.get(fstart as usize..(fstart + fsize) as usize).ok_or("a function lies outside its section")?;
+        let relocs: HashMap<u64, (object::Relocation, Option<object::Symbol>)> = sec
+            .relocations()
+            .filter(|(off, _)| *off >= fstart && *off < fstart + fsize)
+            .map(|(off, r)| {
+                let sym = match r.target() {
+                    RelocationTarget::Symbol(s) => file.symbol_by_index(s).ok(),
+                    _ => None,
+                };
+                (off, (r, sym))
+            })
+            .collect();
+        let mut k = 0usize;
+        while k * 8 < code.len() {
+            let b = &code[k * 8..k * 8 + 8];
+            let off_in_section = fstart + k as u64 * 8;
+            let mut insn = Insn {
+                op: b[0],
+                dst: b[1] & 0x0f,
+                src: b[1] >> 4,
+                off: i16::from_le_bytes([b[2], b[3]]),
+                imm: i32::from_le_bytes([b[4], b[5], b[6], b[7]]) as i64,
+            };
+            if !supported(insn.op) {
+                return err(format!("{name}: instruction {k} has opcode {:#04x}, which the simulator's VM does not execute", insn.op));
+            }
+            let pc = program.insns.len();
+            if insn.op == 0x18 {
+                let hi = code.get(k * 8 + 12..k * 8 + 16).ok_or("a 64-bit load is cut short")?;
+                let lo = insn.imm as u32 as u64;
+                let hi = u32::from_le_bytes(hi.try_into().unwrap()) as u64;
+                insn.imm = (lo | hi << 32) as i64;
+                if let Some((_, Some(sym))) = relocs.get(&off_in_section) {
+                    let sym_name = sym.name().unwrap_or("");
+                    let target_section = sym.section_index();
+                    if let Some(m) = map_index(sym_name) {
+                        insn.imm = (MAP_TAG | m as u64) as i64;
+                    } else if let Some(d) = target_section.and_then(|s| data_index.get(&s)) {
+                        // A variable: its symbol's value; a section symbol: the addend in imm.
+                        let offset = if sym.kind() == object::SymbolKind::Section { lo } else { sym.address() + lo };
+                        insn.imm = data_address(*d, offset) as i64;
+                    } else {
+                        return err(format!("{name}: instruction {k} loads the address of \"{sym_name}\", which the simulator does not provide"));
+                    }
+                } else if insn.src != 0 {
+                    return err(format!("{name}: instruction {k} is a 64-bit load of kind {} without a relocation", insn.src));
+                }
+                program.insns.push(insn);
+                program.insns.push(Insn { op: 0, dst: 0, src: 0, off: 0, imm: 0 });
+                k += 2;
+                continue;
+            }
+            if let Some(fix) = core.get(&(sec_name.clone(), off_in_section)) {
+                match insn.op & 7 {
+                    0x01 | 0x02 | 0x03 => insn.off = i16::try_from(fix.value).map_err(|_| "a field offset does not fit".to_string())?,
+                    _ => insn.imm = fix.value,
+                }
+            }
+            if insn.op == 0x85 {
+                let callee = match relocs.get(&off_in_section) {
+                    Some((_, Some(sym))) if sym.is_undefined() => {
+                        let n = sym.name().unwrap_or("").to_string();
+                        if !KFUNCS.contains(&n.as_str()) {
+                            return err(format!("{name} calls the kernel function {n}, which the simulator does not provide (it has {})", KFUNCS.join(", ")));
+                        }
+                        Callee::Kfunc(n)
+                    }
+                    Some((_, Some(sym))) => {
+                        // A call into another function (libbpf's rule: the target is
+                        // instruction imm + 1 of the symbol's section, from the symbol).
+                        let target_sec = sym.section_index().ok_or("a call to a symbol without a section")?;
+                        let from = if sym.kind() == object::SymbolKind::Section { 0 } else { sym.address() as i64 };
+                        let target = (from + (insn.imm + 1) * 8) as u64;
+                        let f = functions
+                            .iter()
+                            .find(|(s, a, _, _)| *s == target_sec && *a == target)
+                            .ok_or_else(|| format!("{name}: instruction {k} calls an address that starts no function"))?;
+                        let piece = match pieces.iter().position(|p| p.0 == f.0 && p.1 == f.1) {
+                            Some(i) => i,
+                            None => {
+                                pieces.push((f.0, f.1, f.2));
+                                pieces.len() - 1
+                            }
+                        };
+                        Callee::Local(usize::MAX - piece)
+                    }
+                    _ if insn.src == 1 => {
+                        // A call within this function (relative, no relocation).
+                        Callee::Local(((pc as i64) + insn.imm + 1).max(0) as usize)
+                    }
+                    _ => {
+                        let id = insn.imm as u32;
+                        if !HELPERS.iter().any(|(h, _)| *h == id) {
+                            return err(format!("{name} calls helper {id}, which the simulator does not provide (it has {})", HELPERS.iter().map(|(_, n)| *n).collect::<Vec<_>>().join(", ")));
+                        }
+                        Callee::Helper(id)
+                    }
+                };
+                program.calls.insert(pc, callee);
+            }
+            program.insns.push(insn);
+            k += 1;
+        }
+        let _ = base;
+    }
+    // Calls to appended pieces: their start in `insns`.
+    let starts: Vec<usize> = pieces.iter().map(|p| placed[&(p.0, p.1)]).collect();
+    for c in program.calls.values_mut() {
+        if let Callee::Local(t) = c {
+            if *t > usize::MAX / 2 {
+                *t = starts[usize::MAX - *t];
+            }
+        }
+    }
+    Ok(program)
+}
+
+/// The `struct_ops` variable's members that point at programs, and its `name`.
+fn struct_ops(file: &object::File, btf: &Btf, by_symbol: &HashMap<String, usize>) -> Result<(HashMap<String, usize>, String), String> {
+    let sec = file
+        .sections()
+        .find(|s| matches!(s.name(), Ok(".struct_ops.link") | Ok(".struct_ops")))
+        .ok_or("the object has no struct_ops (SEC(\".struct_ops.link\"))")?;
+    let data = sec.data().map_err(|e| e.to_string())?;
+    let ops = match btf.named("tcp_congestion_ops") {
+        Some(Type::Struct { members, .. }) => members.clone(),
+        _ => return err("the object's struct_ops is not a struct tcp_congestion_ops"),
+    };
+    let mut hooks = HashMap::new();
+    for (off, r) in sec.relocations() {
+        let RelocationTarget::Symbol(s) = r.target() else { continue };
+        let sym = file.symbol_by_index(s).map_err(|e| e.to_string())?;
+        let prog = sym.name().unwrap_or("");
+        let member = ops.iter().find(|m| (m.bit_offset / 8) as u64 == off).map(|m| m.name.clone()).unwrap_or_default();
+        if let Some(&p) = by_symbol.get(prog) {
+            hooks.insert(member, p);
+        }
+    }
+    let name = ops
+        .iter()
+        .find(|m| m.name == "name")
+        .and_then(|m| data.get((m.bit_offset / 8) as usize..(m.bit_offset / 8) as usize + 16))
+        .map(|b| String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(16)]).into_owned())
+        .unwrap_or_default();
+    Ok((hooks, name))
+}

@@ -1,0 +1,212 @@
+//! The kernel memory a congestion control reads, as the simulator lays it out: one image for the
+//! socket (`struct sock`, `inet_connection_sock` and `tcp_sock`, which in Linux are one object
+//! seen through three types), one for `struct ack_sample` and one for `struct rate_sample`.
+//!
+//! A program's field accesses are CO-RE relocations (`.BTF.ext`): each names a root type and a
+//! path of members in the program's own BTF. [`field`] resolves them against this table, which
+//! plays the part of the kernel's BTF: fixed here, so results do not depend on the host. A field
+//! not in the table is refused by name before a run. Writes are allowed only where Linux's
+//! verifier allows them in a congestion control (`bpf_tcp_ca_btf_struct_access`).
+
+/// Which image a field lives in.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Image {
+    Sock,
+    AckSample,
+    RateSample,
+}
+
+/// One field the simulator provides.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Field {
+    pub root: &'static str,
+    /// Member path from the root type (`snd_cwnd`, `__sk_common.skc_daddr`, `rtt_min.s[0].v`).
+    pub path: &'static str,
+    pub image: Image,
+    pub offset: u32,
+    /// Bytes.
+    pub size: u32,
+    /// For a bit field: its width in bits (at bit 0 of its byte); 0 otherwise.
+    pub bits: u32,
+    pub signed: bool,
+    /// A congestion control may write it.
+    pub writable: bool,
+}
+
+const fn f(root: &'static str, path: &'static str, image: Image, offset: u32, size: u32) -> Field {
+    Field { root, path, image, offset, size, bits: 0, signed: false, writable: false }
+}
+
+const fn w(mut x: Field) -> Field {
+    x.writable = true;
+    x
+}
+
+const fn signed(mut x: Field) -> Field {
+    x.signed = true;
+    x
+}
+
+const fn bits(mut x: Field, n: u32) -> Field {
+    x.bits = n;
+    x
+}
+
+use Image::{AckSample, RateSample, Sock};
+
+/// Bytes of the socket image.
+pub const SOCK_BYTES: usize = 512;
+/// Where `icsk_ca_priv` (13 u64, the controller's private area) lies in it.
+pub const CA_PRIV_OFFSET: u32 = 384;
+pub const CA_PRIV_BYTES: u32 = 104;
+pub const ACK_SAMPLE_BYTES: usize = 16;
+pub const RATE_SAMPLE_BYTES: usize = 96;
+
+/// Every field the simulator provides.
+pub const FIELDS: &[Field] = &[
+    // struct sock and its sock_common
+    f("sock", "__sk_common.skc_daddr", Sock, 0, 4),
+    f("sock", "__sk_common.skc_rcv_saddr", Sock, 4, 4),
+    f("sock", "__sk_common.skc_dport", Sock, 8, 2),
+    f("sock", "__sk_common.skc_num", Sock, 10, 2),
+    w(f("sock", "sk_pacing_rate", Sock, 16, 8)),
+    f("sock", "sk_max_pacing_rate", Sock, 24, 8),
+    w(f("sock", "sk_pacing_status", Sock, 32, 4)),
+    // struct inet_connection_sock
+    bits(f("inet_connection_sock", "icsk_ca_state", Sock, 36, 1), 5),
+    w(f("inet_connection_sock", "icsk_ca_priv", Sock, CA_PRIV_OFFSET, CA_PRIV_BYTES)),
+    // struct tcp_sock
+    w(f("tcp_sock", "snd_cwnd", Sock, 40, 4)),
+    w(f("tcp_sock", "snd_cwnd_cnt", Sock, 44, 4)),
+    f("tcp_sock", "snd_cwnd_clamp", Sock, 48, 4),
+    w(f("tcp_sock", "snd_cwnd_stamp", Sock, 52, 4)),
+    w(f("tcp_sock", "snd_ssthresh", Sock, 56, 4)),
+    f("tcp_sock", "prior_cwnd", Sock, 60, 4),
+    f("tcp_sock", "mss_cache", Sock, 64, 4),
+    f("tcp_sock", "srtt_us", Sock, 68, 4),
+    f("tcp_sock", "mdev_us", Sock, 72, 4),
+    f("tcp_sock", "rtt_min.s[0].t", Sock, 76, 4),
+    f("tcp_sock", "rtt_min.s[0].v", Sock, 80, 4),
+    f("tcp_sock", "snd_una", Sock, 100, 4),
+    f("tcp_sock", "snd_nxt", Sock, 104, 4),
+    f("tcp_sock", "packets_out", Sock, 108, 4),
+    f("tcp_sock", "sacked_out", Sock, 112, 4),
+    f("tcp_sock", "lost_out", Sock, 116, 4),
+    f("tcp_sock", "retrans_out", Sock, 120, 4),
+    f("tcp_sock", "max_packets_out", Sock, 124, 4),
+    f("tcp_sock", "delivered", Sock, 128, 4),
+    f("tcp_sock", "lost", Sock, 132, 4),
+    w(f("tcp_sock", "app_limited", Sock, 136, 4)),
+    f("tcp_sock", "tcp_mstamp", Sock, 144, 8),
+    f("tcp_sock", "tcp_clock_cache", Sock, 152, 8),
+    f("tcp_sock", "total_retrans", Sock, 160, 4),
+    f("tcp_sock", "data_segs_out", Sock, 164, 4),
+    f("tcp_sock", "snd_wnd", Sock, 168, 4),
+    f("tcp_sock", "rcv_wnd", Sock, 172, 4),
+    bits(f("tcp_sock", "is_cwnd_limited", Sock, 176, 1), 1),
+    f("tcp_sock", "undo_marker", Sock, 180, 4),
+    bits(f("tcp_sock", "rx_opt.sack_ok", Sock, 184, 1), 3),
+    // struct ack_sample (pkts_acked)
+    f("ack_sample", "pkts_acked", AckSample, 0, 4),
+    signed(f("ack_sample", "rtt_us", AckSample, 4, 4)),
+    f("ack_sample", "in_flight", AckSample, 8, 4),
+    // struct rate_sample (cong_control)
+    f("rate_sample", "prior_mstamp", RateSample, 0, 8),
+    f("rate_sample", "prior_delivered", RateSample, 8, 4),
+    signed(f("rate_sample", "delivered", RateSample, 16, 4)),
+    signed(f("rate_sample", "interval_us", RateSample, 24, 8)),
+    signed(f("rate_sample", "rtt_us", RateSample, 40, 8)),
+    signed(f("rate_sample", "losses", RateSample, 48, 4)),
+    f("rate_sample", "acked_sacked", RateSample, 52, 4),
+    f("rate_sample", "prior_in_flight", RateSample, 56, 4),
+    f("rate_sample", "is_app_limited", RateSample, 64, 1),
+    f("rate_sample", "is_retrans", RateSample, 65, 1),
+];
+
+/// In Linux a `tcp_sock` begins with its `inet_connection_sock`, which begins with an
+/// `inet_sock`, which begins with its `sock`: a path through those is the same field.
+const EMBEDDED: &[(&str, &str, &str)] = &[
+    ("tcp_sock", "inet_conn.", "inet_connection_sock"),
+    ("inet_connection_sock", "icsk_inet.", "inet_sock"),
+    ("inet_sock", "sk.", "sock"),
+];
+
+/// The field at `path` from `root`, if the simulator provides it.
+pub fn field(root: &str, path: &str) -> Option<&'static Field> {
+    let (mut root, mut path) = (root.to_string(), path.to_string());
+    while let Some((_, prefix, inner)) = EMBEDDED.iter().find(|(r, p, _)| *r == root && path.starts_with(p)) {
+        path = path[prefix.len()..].to_string();
+        root = inner.to_string();
+    }
+    // A tcp_sock or inet_connection_sock pointer sees the sock's fields at the same place.
+    FIELDS.iter().find(|f| f.path == path && (f.root == root || reaches(&root, f.root)))
+}
+
+/// Whether `outer` contains `inner` at its start (tcp_sock ⊃ inet_connection_sock ⊃ sock).
+fn reaches(outer: &str, inner: &str) -> bool {
+    let order = ["tcp_sock", "inet_connection_sock", "inet_sock", "sock"];
+    match (order.iter().position(|r| *r == outer), order.iter().position(|r| *r == inner)) {
+        (Some(o), Some(i)) => o < i,
+        _ => false,
+    }
+}
+
+/// The field `root.path` for the simulator's own writes (panics on a name not in the table:
+/// a programming error of the caller).
+pub fn known(root: &str, path: &str) -> &'static Field {
+    field(root, path).unwrap_or_else(|| panic!("{root}.{path} is not in the layout"))
+}
+
+/// Writes `v` into `image` at `f` (little-endian, truncated to the field).
+pub fn put(image: &mut [u8], f: &Field, v: u64) {
+    let at = f.offset as usize;
+    let n = f.size.min(8) as usize;
+    image[at..at + n].copy_from_slice(&v.to_le_bytes()[..n]);
+}
+
+/// Reads `f` from `image`.
+pub fn get(image: &[u8], f: &Field) -> u64 {
+    let at = f.offset as usize;
+    let n = f.size.min(8) as usize;
+    let mut b = [0u8; 8];
+    b[..n].copy_from_slice(&image[at..at + n]);
+    u64::from_le_bytes(b)
+}
+
+/// The writable byte ranges of an image.
+pub fn writable(image: Image) -> Vec<(u32, u32)> {
+    FIELDS.iter().filter(|f| f.image == image && f.writable).map(|f| (f.offset, f.offset + f.size)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_do_not_overlap_and_fit_their_image() {
+        for image in [Sock, AckSample, RateSample] {
+            let limit = match image {
+                Sock => SOCK_BYTES,
+                AckSample => ACK_SAMPLE_BYTES,
+                RateSample => RATE_SAMPLE_BYTES,
+            } as u32;
+            let mut fields: Vec<_> = FIELDS.iter().filter(|f| f.image == image).collect();
+            fields.sort_by_key(|f| f.offset);
+            for pair in fields.windows(2) {
+                assert!(pair[0].offset + pair[0].size <= pair[1].offset, "{} overlaps {}", pair[0].path, pair[1].path);
+            }
+            assert!(fields.iter().all(|f| f.offset + f.size <= limit));
+        }
+    }
+
+    #[test]
+    fn embedded_structs_reach_the_same_field() {
+        let direct = field("sock", "sk_pacing_rate").unwrap();
+        assert_eq!(field("tcp_sock", "inet_conn.icsk_inet.sk.sk_pacing_rate"), Some(direct));
+        assert_eq!(field("tcp_sock", "sk_pacing_rate"), Some(direct));
+        assert_eq!(field("inet_connection_sock", "icsk_ca_state").unwrap().bits, 5);
+        assert_eq!(field("tcp_sock", "srtt"), None);
+        // A sock pointer does not see tcp_sock's fields.
+        assert_eq!(field("sock", "snd_cwnd"), None);
+    }
+}
