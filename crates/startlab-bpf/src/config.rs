@@ -9,9 +9,21 @@
 //! `<enum>__<value>` (so the C enums name every string a parameter allows).
 
 use crate::btf::Btf;
-use crate::derived;
-use serde_json::Value;
-use startlab_core::cc::registry::{algorithms, Role};
+use serde_json::{Map, Value};
+
+/// What the encoder needs to know of the simulator's algorithms (crate startlab-core implements
+/// it from its registry): the unit of each parameter, the values computed from parameters, and
+/// the simulator's spelling of the C names.
+pub trait Catalogue {
+    /// The unit of parameter `param` of `algorithm` (`cc` says which role), `None` if the
+    /// algorithm has no such parameter.
+    fn unit(&self, cc: bool, algorithm: &str, param: &str) -> Option<String>;
+    /// The bytes of member `member` of `algorithm`'s configuration if it is a value computed
+    /// from the parameters (`bytes` is its size), `Ok(None)` if it is not one.
+    fn derived(&self, algorithm: &str, member: &str, params: &Map<String, Value>, bytes: usize) -> Result<Option<Vec<u8>>, String>;
+    /// The simulator's name for the C name `c` (`hystart_pp` → `hystart++`), or `c`.
+    fn simulator_name(&self, c: &str) -> String;
+}
 
 /// What one registered controller runs: the simulator's names and resolved parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,7 +84,7 @@ pub fn c_name(name: &str) -> String {
 }
 
 /// The `.rodata` image with `spec` written into `config`; `rodata` is the section as compiled.
-pub fn encode(btf: &Btf, rodata: &[u8], spec: &ControllerSpec) -> Result<Vec<u8>, ConfigError> {
+pub fn encode(btf: &Btf, rodata: &[u8], spec: &ControllerSpec, catalogue: &dyn Catalogue) -> Result<Vec<u8>, ConfigError> {
     let (config_ty, base) = btf
         .variable(".rodata", "config")
         .ok_or_else(|| err("", "the object has no `config` in .rodata"))?;
@@ -95,19 +107,19 @@ pub fn encode(btf: &Btf, rodata: &[u8], spec: &ControllerSpec) -> Result<Vec<u8>
                     "startup" => ("startup", &spec.startup),
                     _ => ("tcp.pacing", &spec.pacing),
                 };
-                let v = choice(btf, &btf.type_name(m.ty), value).map_err(|e| err(field, e))?;
+                let v = choice(btf, &btf.type_name(m.ty), value, catalogue).map_err(|e| err(field, e))?;
                 put(&mut out, at, bytes, v as u64);
             }
             "initial_ssthresh" => put(&mut out, at, bytes, spec.initial_ssthresh.unwrap_or(0) as u64),
             "initial_window" => put(&mut out, at, bytes, spec.initial_window as u64),
             name if name == cc => {
                 seen_cc = true;
-                write_params(btf, &mut out, at, m.ty, &spec.cc, Role::Cc, &spec.cc_params)?;
+                write_params(btf, &mut out, at, m.ty, &spec.cc, true, &spec.cc_params, catalogue)?;
             }
             name if name == startup && spec.startup != "default" => {
                 seen_startup = true;
                 let p = spec.startup_params.clone().unwrap_or(Value::Object(Default::default()));
-                write_params(btf, &mut out, at, m.ty, &spec.startup, Role::Startup, &p)?;
+                write_params(btf, &mut out, at, m.ty, &spec.startup, false, &p, catalogue)?;
             }
             _ => {}
         }
@@ -123,31 +135,21 @@ pub fn encode(btf: &Btf, rodata: &[u8], spec: &ControllerSpec) -> Result<Vec<u8>
 
 /// The names the object knows for `config.<member>` (`cc`, `startup`, `pacing`), in the
 /// simulator's spelling where it has one.
-pub fn choices(btf: &Btf, member: &str) -> Vec<String> {
+pub fn choices(btf: &Btf, member: &str, catalogue: &dyn Catalogue) -> Vec<String> {
     let prefix = format!("startlab_config__{member}__");
     btf.enum_values(&format!("startlab_config__{member}"))
         .into_iter()
-        .filter_map(|v| v.strip_prefix(&prefix).map(simulator_name))
+        .filter_map(|v| v.strip_prefix(&prefix).map(|c| catalogue.simulator_name(c)))
         .collect()
 }
 
-/// The simulator's spelling of a C name, where an algorithm or pacing mode has it.
-fn simulator_name(c: &str) -> String {
-    algorithms()
-        .into_iter()
-        .map(|a| a.name)
-        .find(|n| c_name(n) == c)
-        .unwrap_or(c)
-        .to_string()
-}
-
-fn choice(btf: &Btf, e: &str, value: &str) -> Result<i64, String> {
+fn choice(btf: &Btf, e: &str, value: &str, catalogue: &dyn Catalogue) -> Result<i64, String> {
     btf.enum_value(&e, &format!("{e}__{}", c_name(value))).ok_or_else(|| {
         let prefix = format!("{e}__");
         let known: Vec<String> = btf
             .enum_values(&e)
             .into_iter()
-            .filter_map(|v| v.strip_prefix(&prefix).map(|s| format!("\"{}\"", simulator_name(s))))
+            .filter_map(|v| v.strip_prefix(&prefix).map(|s| format!("\"{}\"", catalogue.simulator_name(s))))
             .collect();
         format!("\"{value}\" has no eBPF port (there are {})", known.join(", "))
     })
@@ -164,14 +166,11 @@ fn write_params(
     base: usize,
     ty: u32,
     algorithm: &str,
-    role: Role,
+    cc: bool,
     params: &Value,
+    catalogue: &dyn Catalogue,
 ) -> Result<(), ConfigError> {
-    let group = if role == Role::Cc { "cc_params" } else { "startup_params" };
-    let info = algorithms()
-        .into_iter()
-        .find(|a| a.name == algorithm && a.role == role)
-        .ok_or_else(|| err(group, format!("no algorithm \"{algorithm}\"")))?;
+    let group = if cc { "cc_params" } else { "startup_params" };
     let empty = serde_json::Map::new();
     let map = params.as_object().unwrap_or(&empty);
     let mut used = Vec::new();
@@ -181,10 +180,10 @@ fn write_params(
         let field = format!("{group}.{}", m.name);
         if let Some(value) = map.get(&m.name) {
             used.push(m.name.clone());
-            let unit = info.params.iter().find(|p| p.name == m.name).map_or("", |p| p.unit);
-            let v = encode_value(btf, m.ty, unit, value).map_err(|e| err(&field, e))?;
+            let unit = catalogue.unit(cc, algorithm, &m.name).unwrap_or_default();
+            let v = encode_value(btf, m.ty, &unit, value, catalogue).map_err(|e| err(&field, e))?;
             put(out, at, bytes, v);
-        } else if let Some(image) = derived::member(algorithm, &m.name, map, bytes).map_err(|e| err(&field, e))? {
+        } else if let Some(image) = catalogue.derived(algorithm, &m.name, map, bytes).map_err(|e| err(&field, e))? {
             out[at..at + image.len()].copy_from_slice(&image);
         } else {
             return Err(err(field, format!("the eBPF port of \"{algorithm}\" reads a value the simulator has no parameter for")));
@@ -196,11 +195,11 @@ fn write_params(
     Ok(())
 }
 
-fn encode_value(btf: &Btf, ty: u32, unit: &str, v: &Value) -> Result<u64, String> {
+fn encode_value(btf: &Btf, ty: u32, unit: &str, v: &Value, catalogue: &dyn Catalogue) -> Result<u64, String> {
     let kind = btf.type_name(ty);
     if let Some(crate::btf::Type::Enum { .. }) = btf.get(btf.unqualified(ty)) {
         let s = v.as_str().ok_or_else(|| format!("{v} is not a string"))?;
-        return Ok(choice(btf, &kind, s)? as u64);
+        return Ok(choice(btf, &kind, s, catalogue)? as u64);
     }
     let number = || v.as_f64().ok_or_else(|| format!("{v} is not a number"));
     match kind.as_str() {
@@ -237,4 +236,40 @@ fn encode_value(btf: &Btf, ty: u32, unit: &str, v: &Value) -> Result<u64, String
             Ok(x as u64)
         }
     }
+}
+
+/// For a user's object: `value` written into the global variable `name` of one of its data
+/// sections (`const volatile` variables live in `.rodata`). Returns the section's index in
+/// `sections`, the variable's offset in it and its bytes. The variable's type says how: as for
+/// startlab's own parameters (`fixed_t` Q32.32, `flag_t` and `bool` 0 or 1, an enum by
+/// enumerator name `<enum>__<value>`, integers as they are), and `usec_t` in microseconds.
+pub fn encode_variable(
+    btf: &Btf,
+    sections: &[crate::elf::DataSection],
+    name: &str,
+    value: &Value,
+) -> Result<(usize, (usize, Vec<u8>)), String> {
+    struct Plain;
+    impl Catalogue for Plain {
+        fn unit(&self, _: bool, _: &str, _: &str) -> Option<String> {
+            Some("us".into())
+        }
+        fn derived(&self, _: &str, _: &str, _: &Map<String, Value>, _: usize) -> Result<Option<Vec<u8>>, String> {
+            Ok(None)
+        }
+        fn simulator_name(&self, c: &str) -> String {
+            c.to_string()
+        }
+    }
+    for (i, s) in sections.iter().enumerate() {
+        if let Some((ty, offset)) = btf.variable(&s.name, name) {
+            let size = btf.size_of(ty).ok_or_else(|| format!("the variable {name} has no size"))? as usize;
+            if size > 8 {
+                return Err(format!("the variable {name} is {size} bytes; a parameter is a number of at most 8"));
+            }
+            let v = encode_value(btf, ty, "us", value, &Plain)?;
+            return Ok((i, (offset as usize, v.to_le_bytes()[..size].to_vec())));
+        }
+    }
+    Err(format!("the object has no global variable \"{name}\" to take it (declare `const volatile` {name} in it)"))
 }

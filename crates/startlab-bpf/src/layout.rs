@@ -14,6 +14,9 @@ pub enum Image {
     Sock,
     AckSample,
     RateSample,
+    /// A member of a struct inside the socket, relative to that struct (a program that takes
+    /// `&tp->rx_opt` and reads through the pointer).
+    Nested,
 }
 
 /// One field the simulator provides.
@@ -52,7 +55,7 @@ const fn bits(mut x: Field, n: u32) -> Field {
     x
 }
 
-use Image::{AckSample, RateSample, Sock};
+use Image::{AckSample, Nested, RateSample, Sock};
 
 /// Bytes of the socket image.
 pub const SOCK_BYTES: usize = 512;
@@ -105,7 +108,17 @@ pub const FIELDS: &[Field] = &[
     f("tcp_sock", "rcv_wnd", Sock, 172, 4),
     bits(f("tcp_sock", "is_cwnd_limited", Sock, 176, 1), 1),
     f("tcp_sock", "undo_marker", Sock, 180, 4),
+    f("tcp_sock", "rx_opt", Sock, 184, 4),
     bits(f("tcp_sock", "rx_opt.sack_ok", Sock, 184, 1), 3),
+    bits(f("tcp_options_received", "sack_ok", Nested, 0, 1), 3),
+    f("sock", "__sk_common", Sock, 0, 12),
+    f("sock_common", "skc_daddr", Nested, 0, 4),
+    f("sock_common", "skc_rcv_saddr", Nested, 4, 4),
+    f("sock_common", "skc_dport", Nested, 8, 2),
+    f("sock_common", "skc_num", Nested, 10, 2),
+    f("tcp_sock", "rtt_min", Sock, 76, 24),
+    f("minmax", "s[0].t", Nested, 0, 4),
+    f("minmax", "s[0].v", Nested, 4, 4),
     // struct ack_sample (pkts_acked)
     f("ack_sample", "pkts_acked", AckSample, 0, 4),
     signed(f("ack_sample", "rtt_us", AckSample, 4, 4)),
@@ -189,8 +202,10 @@ mod tests {
                 Sock => SOCK_BYTES,
                 AckSample => ACK_SAMPLE_BYTES,
                 RateSample => RATE_SAMPLE_BYTES,
+                Nested => unreachable!(),
             } as u32;
-            let mut fields: Vec<_> = FIELDS.iter().filter(|f| f.image == image).collect();
+            // Structs inside the socket overlap their own members by design.
+            let mut fields: Vec<_> = FIELDS.iter().filter(|f| f.image == image && !["rx_opt", "__sk_common", "rtt_min"].contains(&f.path)).collect();
             fields.sort_by_key(|f| f.offset);
             for pair in fields.windows(2) {
                 assert!(pair[0].offset + pair[0].size <= pair[1].offset, "{} overlaps {}", pair[0].path, pair[1].path);

@@ -5,13 +5,12 @@
 
 pub mod btf;
 pub mod config;
-pub mod derived;
 pub mod elf;
 pub mod events;
 pub mod layout;
 pub mod vm;
 
-pub use config::{c_name, ConfigError, ControllerSpec};
+pub use config::{c_name, Catalogue, ConfigError, ControllerSpec};
 
 use btf::Btf;
 use object::{Object as _, ObjectSection as _};
@@ -76,17 +75,17 @@ impl Controllers {
     }
 
     /// The `.rodata` image that configures the object for `spec`, or the reason it cannot run it.
-    pub fn configure(&self, spec: &ControllerSpec) -> Result<Vec<u8>, ConfigError> {
-        config::encode(&self.btf, &self.rodata, spec)
+    pub fn configure(&self, spec: &ControllerSpec, catalogue: &dyn Catalogue) -> Result<Vec<u8>, ConfigError> {
+        config::encode(&self.btf, &self.rodata, spec, catalogue)
     }
 
-    /// The simulator's names of the congestion controls the object has.
-    pub fn ccs(&self) -> Vec<String> {
-        config::choices(&self.btf, "cc")
+    /// The names of the congestion controls the object has.
+    pub fn ccs(&self, catalogue: &dyn Catalogue) -> Vec<String> {
+        config::choices(&self.btf, "cc", catalogue)
     }
 
     /// The start-up algorithms the object has (`default` is the controller's own).
-    pub fn startups(&self) -> Vec<String> {
-        config::choices(&self.btf, "startup")
+    pub fn startups(&self, catalogue: &dyn Catalogue) -> Vec<String> {
+        config::choices(&self.btf, "startup", catalogue)
     }
 }

@@ -106,6 +106,18 @@ impl Vm {
         &mut self.regions[RATE_REGION].bytes
     }
 
+    /// This connection's socket storage of map `map`, if the program created it.
+    pub fn storage(&self, map: &str) -> Option<&[u8]> {
+        let i = self.loaded.maps.iter().position(|m| m.name == map)?;
+        self.storage[i].map(|r| self.regions[r].bytes.as_slice())
+    }
+
+    /// The same, to change it.
+    pub fn storage_mut(&mut self, map: &str) -> Option<&mut [u8]> {
+        let i = self.loaded.maps.iter().position(|m| m.name == map)?;
+        self.storage[i].map(|r| self.regions[r].bytes.as_mut_slice())
+    }
+
     /// Data section `i` as it is now (`.bss` counters, for example).
     pub fn data(&self, i: usize) -> &[u8] {
         &self.regions[FIRST_DATA_REGION + i].bytes

@@ -5,10 +5,18 @@
 //! does the same when the process dies (the `struct_ops` link is the process's file
 //! descriptor, nothing is pinned), so no run leaves a controller behind.
 
-use libbpf_rs::{MapCore as _, ObjectBuilder, RingBufferBuilder};
+use libbpf_rs::{MapCore as _, MapType, ObjectBuilder, RingBufferBuilder};
+use startlab_bpf::btf::{Btf, Type};
 use startlab_bpf::events::Event;
-use startlab_bpf::{ControllerSpec, Controllers};
 use std::sync::{Arc, Mutex};
+
+/// An object to register: its ELF bytes and the initial values of its data sections (by
+/// section name: `.rodata` with the configuration written).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ObjectImage {
+    pub elf: Arc<Vec<u8>>,
+    pub sections: Vec<(String, Vec<u8>)>,
+}
 
 /// The kernel's limit on a controller's name (TCP_CA_NAME_MAX, with the terminating NUL).
 const NAME_MAX: usize = 16;
@@ -16,33 +24,35 @@ const NAME_MAX: usize = 16;
 /// One registered controller and its events.
 pub struct Registered {
     pub name: String,
-    pub spec: ControllerSpec,
     events: Arc<Mutex<Vec<Event>>>,
     /// Where `lost_events` lies in .bss.
     btf_bss_offset: Option<(u32, u32)>,
-    ring: libbpf_rs::RingBuffer<'static>,
+    ring: Option<libbpf_rs::RingBuffer<'static>>,
     // Dropped last: unregisters the controller, then frees the object.
     _link: libbpf_rs::Link,
     _object: libbpf_rs::Object,
 }
 
 impl Registered {
-    /// Configures, loads and registers the object for `spec` as `name`.
-    pub fn new(controllers: &Controllers, spec: &ControllerSpec, name: &str) -> Result<Registered, String> {
+    /// Loads `image` and registers its `struct_ops` as `name`.
+    pub fn new(image: &ObjectImage, name: &str) -> Result<Registered, String> {
         if name.len() >= NAME_MAX {
             return Err(format!("controller name \"{name}\" is longer than {} bytes", NAME_MAX - 1));
         }
-        let rodata = controllers.configure(spec).map_err(|e| e.to_string())?;
+        let btf = btf_of(&image.elf)?;
         let mut open = ObjectBuilder::default()
-            .open_memory(controllers.elf)
+            .open_memory(&image.elf)
             .map_err(|e| format!("opening the eBPF object: {e}"))?;
-        let name_at = name_offset(controllers)?;
+        let name_at = name_offset(&btf)?;
+        let mut struct_ops = None;
         for mut map in open.maps_mut() {
             let map_name = map.name().to_string_lossy().into_owned();
-            if map_name.ends_with(".rodata") {
-                map.set_initial_value(&rodata)
+            // libbpf names a data section's map "<object>.<section>" (truncated).
+            if let Some((_, bytes)) = image.sections.iter().find(|(s, _)| map_name.ends_with(s.as_str())) {
+                map.set_initial_value(bytes)
                     .map_err(|e| format!("configuring the eBPF object: {e}"))?;
-            } else if map_name == "startlab" {
+            } else if map.map_type() == MapType::StructOps {
+                struct_ops = Some(map_name.clone());
                 let data = map
                     .initial_value_mut()
                     .ok_or("the struct_ops map has no data")?;
@@ -52,37 +62,36 @@ impl Registered {
             }
         }
         let mut object = open.load().map_err(|e| format!("loading the eBPF controller (the verifier's log is above): {e}"))?;
+        let struct_ops = struct_ops.ok_or("the object has no struct_ops map")?;
         let mut link = None;
         let mut ring_map = None;
         for mut map in object.maps_mut() {
-            match map.name().to_string_lossy().as_ref() {
-                "startlab" => {
-                    link = Some(map.attach_struct_ops().map_err(|e| format!("registering \"{name}\": {e}"))?);
-                }
-                "events" => {
-                    ring_map = Some(libbpf_rs::MapHandle::try_from(&*map).map_err(|e| e.to_string())?);
-                }
-                _ => {}
+            let n = map.name().to_string_lossy().into_owned();
+            if n == struct_ops {
+                link = Some(map.attach_struct_ops().map_err(|e| format!("registering \"{name}\": {e}"))?);
+            } else if n == "events" && map.map_type() == MapType::RingBuf {
+                ring_map = Some(libbpf_rs::MapHandle::try_from(&*map).map_err(|e| e.to_string())?);
             }
         }
-        let ring_map = ring_map.ok_or("the object has no ring buffer \"events\"")?;
+        // startlab's own objects report through the ring buffer `events`; a user's may not.
         let events = Arc::new(Mutex::new(Vec::new()));
         let sink = events.clone();
         let mut rings = RingBufferBuilder::new();
-        rings
-            .add(&ring_map, move |b: &[u8]| {
-                if let Some(e) = Event::decode(b) {
-                    sink.lock().unwrap().push(e);
-                }
-                0
-            })
-            .map_err(|e| format!("events: {e}"))?;
-        let ring = rings.build().map_err(|e| format!("events: {e}"))?;
+        if let Some(ring_map) = &ring_map {
+            rings
+                .add(ring_map, move |b: &[u8]| {
+                    if let Some(e) = Event::decode(b) {
+                        sink.lock().unwrap().push(e);
+                    }
+                    0
+                })
+                .map_err(|e| format!("events: {e}"))?;
+        }
+        let ring = if ring_map.is_some() { Some(rings.build().map_err(|e| format!("events: {e}"))?) } else { None };
         Ok(Registered {
             name: name.to_string(),
-            spec: spec.clone(),
             events,
-            btf_bss_offset: controllers.btf.variable(".bss", "lost_events"),
+            btf_bss_offset: btf.variable(".bss", "lost_events"),
             ring,
             _link: link.ok_or("the object has no struct_ops map \"startlab\"")?,
             _object: object,
@@ -91,7 +100,9 @@ impl Registered {
 
     /// Reads what the ring buffer holds; call during the run so that it never fills.
     pub fn poll(&self) {
-        let _ = self.ring.consume();
+        if let Some(r) = &self.ring {
+            let _ = r.consume();
+        }
     }
 
     /// Events the controller could not report because the ring buffer was full (its
@@ -113,11 +124,18 @@ impl Registered {
     }
 }
 
+/// The object's BTF.
+fn btf_of(elf: &[u8]) -> Result<Btf, String> {
+    use object::{Object as _, ObjectSection as _};
+    let file = object::File::parse(elf).map_err(|e| format!("not an ELF object: {e}"))?;
+    let s = file.section_by_name(".BTF").ok_or("the object has no BTF")?;
+    Btf::parse(s.data().map_err(|e| e.to_string())?)
+}
+
 /// Where `name` lies in the object's `struct tcp_congestion_ops`.
-fn name_offset(controllers: &Controllers) -> Result<usize, String> {
-    let btf = &controllers.btf;
+fn name_offset(btf: &Btf) -> Result<usize, String> {
     let ops = match btf.named("tcp_congestion_ops") {
-        Some(startlab_bpf::btf::Type::Struct { members, .. }) => members.clone(),
+        Some(Type::Struct { members, .. }) => members.clone(),
         _ => return Err("the object has no struct tcp_congestion_ops".into()),
     };
     ops.iter()

@@ -7,7 +7,9 @@
 //! [`KernelPlan::differences`], written with every kernel run and in docs/kernel.md.
 
 use serde_json::Value;
+use crate::bpf::ObjectImage;
 use startlab_bpf::{ControllerSpec, Controllers};
+use std::sync::Arc;
 use startlab_core::cc::registry::ControllerFactory;
 use startlab_core::scenario::{ResolvedScenario, ScenarioError, Traffic};
 use startlab_core::tcp::{FlowSize, Pacing, Recovery, TcpConfig};
@@ -125,7 +127,7 @@ pub struct KernelPlan {
     pub tcp: Vec<Option<HostTcp>>,
     pub cubic: Option<CubicModule>,
     /// The eBPF controllers to register, each under [`bpf_name`] of its index.
-    pub controllers: Vec<ControllerSpec>,
+    pub controllers: Vec<KernelController>,
     /// What Linux does differently from the scenario's TCP, whatever it says.
     pub differences: Vec<String>,
 }
@@ -223,13 +225,21 @@ pub fn bpf_name(k: usize) -> String {
     format!("startlab_{k}")
 }
 
+/// An eBPF controller of a run: what it is in the scenario's words, and the object to load.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelController {
+    /// startlab's own object: the algorithms and parameters; a user's: `cc` is `bpf:FILE`.
+    pub spec: ControllerSpec,
+    pub image: ObjectImage,
+}
+
 /// What runs a flow entry's connections in the kernel.
 #[derive(Clone, Debug, PartialEq)]
 enum Control {
     /// A congestion control built into the kernel, with the cubic module's settings for cubic.
     BuiltIn(&'static str, Option<CubicModule>),
-    /// startlab's eBPF port of the scenario's controller.
-    Bpf(ControllerSpec),
+    /// startlab's eBPF port of the scenario's controller, or a user's object.
+    Bpf(KernelController),
 }
 
 /// Linux's own controller where it is the scenario's (reno or cubic, with Linux's HyStart, no
@@ -242,8 +252,16 @@ fn kernel_control(
     startup_params: &[(String, Value)],
     available: &[String],
 ) -> Result<Control, ScenarioError> {
-    let (cc, startup) = (controller.cc(), controller.startup());
-    let linux_sender = !cfg.initial_ssthresh.is_finite()
+    let (scenario_cc, startup) = (controller.cc(), controller.startup());
+    // `bpf:NAME` asks for startlab's port even where Linux has the algorithm; `bpf:FILE.o` is
+    // a user's object.
+    let forced = scenario_cc.strip_prefix(startlab_core::cc::bpf::PREFIX);
+    if let Some(path) = forced.filter(|t| t.ends_with(".o") || t.contains('/')) {
+        return user_object(at, path, cc_params, cfg);
+    }
+    let cc = forced.unwrap_or(scenario_cc);
+    let linux_sender = forced.is_none()
+        && !cfg.initial_ssthresh.is_finite()
         && matches!(cfg.pacing, Pacing::ByController | Pacing::Linux { .. });
     let has = |name: &str| available.iter().any(|a| a == name);
     if linux_sender {
@@ -284,13 +302,52 @@ fn kernel_control(
             format!("\"{cc}\" (startup \"{startup}\") needs startlab's eBPF controllers: {e}"),
         )
     })?;
-    controllers.configure(&spec).map_err(|e| {
+    let rodata = startlab_core::cc::bpf::configure(&spec).map_err(|e| {
         refuse(
             if e.field.is_empty() { format!("{at}.cc") } else { format!("{at}.{}", e.field) },
             e.message,
         )
     })?;
-    Ok(Control::Bpf(spec))
+    Ok(Control::Bpf(KernelController {
+        spec,
+        image: ObjectImage { elf: Arc::new(controllers.elf.to_vec()), sections: vec![(".rodata".into(), rodata)] },
+    }))
+}
+
+/// A user's object (`cc = "bpf:FILE.o"`): its data sections with each `cc_params` entry written
+/// into the variable of its name, as the simulator writes them. Linux's pacing is the user's
+/// controller's business; an initial ssthresh cannot be given to it.
+fn user_object(at: &str, path: &str, cc_params: &[(String, Value)], cfg: &TcpConfig) -> Result<Control, ScenarioError> {
+    if cfg.initial_ssthresh.is_finite() {
+        return Err(refuse(format!("{at}.tcp.initial_ssthresh"), "a user's eBPF controller sets its own ssthresh; Linux has no other per-socket initial ssthresh"));
+    }
+    let elf = std::fs::read(path).map_err(|e| refuse(format!("{at}.cc"), format!("bpf:{path}: {e}")))?;
+    let loaded = startlab_bpf::elf::Loaded::parse(&elf).map_err(|e| refuse(format!("{at}.cc"), format!("{path}: {e}")))?;
+    let mut sections: Vec<(String, Vec<u8>)> = loaded.data.iter().filter(|d| d.name != ".bss").map(|d| (d.name.clone(), d.bytes.clone())).collect();
+    for (name, value) in cc_params {
+        if name == "hz" {
+            continue; // the simulator's clock for bpf_jiffies64; the kernel has its own
+        }
+        let data: Vec<startlab_bpf::elf::DataSection> = loaded.data.clone();
+        let (i, (off, bytes)) = startlab_bpf::config::encode_variable(&loaded.btf, &data, name, value)
+            .map_err(|e| refuse(format!("{at}.cc_params.{name}"), e))?;
+        let section = &data[i].name;
+        if let Some((_, image)) = sections.iter_mut().find(|(s, _)| s == section) {
+            image[off..off + bytes.len()].copy_from_slice(&bytes);
+        }
+    }
+    Ok(Control::Bpf(KernelController {
+        spec: ControllerSpec {
+            cc: format!("bpf:{path}"),
+            cc_params: Value::Object(cc_params.iter().cloned().collect()),
+            startup: "default".into(),
+            startup_params: None,
+            pacing: "none".into(),
+            initial_ssthresh: None,
+            initial_window: cfg.initial_window,
+        },
+        image: ObjectImage { elf: Arc::new(elf), sections },
+    }))
 }
 
 /// The kernel run of `s`, or the first field the kernel cannot honour. `available` lists the
@@ -302,7 +359,7 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
     let mut datagrams = Vec::new();
     let mut tcp = Vec::new();
     let mut cubic: Option<(String, CubicModule)> = None;
-    let mut controllers: Vec<ControllerSpec> = Vec::new();
+    let mut controllers: Vec<KernelController> = Vec::new();
     let mut flow = 0u32;
     // Arrival processes: (entry, controller, draws), numbered after every other flow.
     let mut arrivals = Vec::new();
@@ -363,11 +420,11 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
         let control = kernel_control(&at, controller, cfg, &cc_params, &startup_params, available)?;
         let (kernel_cc, bpf) = match &control {
             Control::BuiltIn(name, _) => (name.to_string(), None),
-            Control::Bpf(spec) => {
-                let k = match controllers.iter().position(|c: &ControllerSpec| c.key() == spec.key()) {
+            Control::Bpf(kc) => {
+                let k = match controllers.iter().position(|c| *c == *kc) {
                     Some(k) => k,
                     None => {
-                        controllers.push(spec.clone());
+                        controllers.push(kc.clone());
                         controllers.len() - 1
                     }
                 };
@@ -578,15 +635,15 @@ mod tests {
             [("startlab_0", Some(0)), ("startlab_0", Some(0)), ("startlab_1", Some(1)), ("startlab_2", Some(2))]
         );
         assert_eq!(p.controllers.len(), 3);
-        let first = &p.controllers[0];
+        let first = &p.controllers[0].spec;
         assert_eq!((first.cc.as_str(), first.startup.as_str(), first.pacing.as_str()), ("newreno", "default", "none"));
         assert_eq!(first.cc_params, serde_json::json!({"abc_limit": 0, "beta": 0.7}));
         assert_eq!(first.initial_ssthresh, None);
-        let second = &p.controllers[1];
+        let second = &p.controllers[1].spec;
         assert_eq!((second.initial_ssthresh, second.pacing.as_str()), (Some(32), "window"));
         // Window pacing is Linux's internal pacing at 100 % in both phases.
         assert_eq!(p.tcp[1].as_ref().unwrap().pacing_ratios, (100, 100));
-        let third = &p.controllers[2];
+        let third = &p.controllers[2].spec;
         assert_eq!(third.startup_params, Some(serde_json::json!({"abc_limit": 2})));
         // Plain NewReno is still the kernel's own.
         let p = plan(&resolved("[[flows]]\ncc = \"newreno\"\n"), &kernel()).unwrap();

@@ -422,11 +422,12 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
         registered.iter().flat_map(|r| r.events()).collect();
     facts.bpf_controllers = registered
         .iter()
-        .map(|r| BpfFacts {
+        .zip(&plan.controllers)
+        .map(|(r, c)| BpfFacts {
             name: r.name.clone(),
-            cc: r.spec.cc.clone(),
-            startup: r.spec.startup.clone(),
-            pacing: r.spec.pacing.clone(),
+            cc: c.spec.cc.clone(),
+            startup: c.spec.startup.clone(),
+            pacing: c.spec.pacing.clone(),
             events: bpf_events.len() as u64,
             lost_events: r.lost_events(),
         })
@@ -472,11 +473,10 @@ fn register_controllers(plan: &KernelPlan) -> Result<Vec<Registered>, KernelErro
     if plan.controllers.is_empty() {
         return Ok(Vec::new());
     }
-    let controllers = startlab_bpf::Controllers::built().map_err(KernelError::Unavailable)?;
     plan.controllers
         .iter()
         .enumerate()
-        .map(|(k, spec)| Registered::new(controllers, spec, &bpf_name(k)).map_err(KernelError::Failed))
+        .map(|(k, c)| Registered::new(&c.image, &bpf_name(k)).map_err(KernelError::Failed))
         .collect()
 }
 

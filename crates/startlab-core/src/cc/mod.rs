@@ -31,6 +31,7 @@
 // catalogue that names them all. `testing` drives a controller without a network.
 pub mod astart;
 pub mod bic;
+pub mod bpf;
 pub mod blast;
 pub mod counting;
 pub mod cubic;

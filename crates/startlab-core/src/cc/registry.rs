@@ -9,6 +9,7 @@ use super::reno::{Reno, RenoConfig};
 use super::search::{Search, SearchConfig};
 use super::slow_start::{Standard, StandardConfig};
 use super::{CongestionControl, SlowStart, WithStartup};
+use std::sync::{Arc, Mutex};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -508,11 +509,22 @@ pub struct ControllerFactory {
     cc_params: Params,
     startup: String,
     startup_params: Params,
+    /// For `cc = "bpf:…"`: the eBPF object every connection runs.
+    bpf: Option<super::bpf::BpfFactory>,
+    /// For a differential run: the port compared with the model, and the log (see `shadowed`).
+    shadow: Option<(super::bpf::BpfFactory, Arc<Mutex<super::bpf::Differences>>)>,
 }
 
 impl ControllerFactory {
     /// A new controller for one connection.
     pub fn build(&self) -> Box<dyn CongestionControl> {
+        if let Some(b) = &self.bpf {
+            return b.build();
+        }
+        if let Some((port, log)) = &self.shadow {
+            let model = build(&self.cc, &self.cc_params, &self.startup, &self.startup_params).expect("checked by factory()");
+            return Box::new(super::bpf::Shadow::new(model, port.controller(), log.clone()));
+        }
         build(
             &self.cc,
             &self.cc_params,
@@ -531,7 +543,8 @@ impl ControllerFactory {
     /// controller's own), with the values they run with, by name: what the kernel world hands
     /// to its eBPF controllers.
     pub fn resolved_params(&self) -> (serde_json::Value, Option<serde_json::Value>) {
-        let cc = CCS.iter().find(|e| e.name == self.cc).expect("checked by factory()");
+        let name = self.cc.strip_prefix(super::bpf::PREFIX).unwrap_or(&self.cc);
+        let cc = CCS.iter().find(|e| e.name == name).expect("checked by factory()");
         let cc_params = (cc.resolve)(&self.cc_params).expect("checked by factory()");
         let startup = STARTUPS.iter().find(|e| e.name == self.startup).map(|s| {
             (s.resolve)(&self.startup_params).expect("checked by factory()")
@@ -540,7 +553,23 @@ impl ControllerFactory {
     }
     /// The loss recovery the controller uses by default (`recovery = "auto"` without SACK).
     pub fn default_recovery(&self) -> &'static str {
-        default_recovery(&self.cc)
+        default_recovery(self.cc.strip_prefix(super::bpf::PREFIX).unwrap_or(&self.cc))
+    }
+
+    /// The same flow with every connection running the Rust model and startlab's eBPF port of
+    /// it side by side (`cc::bpf::Shadow`): the model drives, the port is compared after every
+    /// hook, and what was found accumulates in the returned log.
+    pub fn shadowed(&self) -> Result<(ControllerFactory, Arc<Mutex<super::bpf::Differences>>), BuildError> {
+        let port = super::bpf::factory(&format!("{}{}", super::bpf::PREFIX, self.cc), &self.cc_params, &self.startup, &self.startup_params)?;
+        let log = Arc::new(Mutex::new(super::bpf::Differences::default()));
+        let mut f = self.clone();
+        f.shadow = Some((port, log.clone()));
+        Ok((f, log))
+    }
+
+    /// Whether the controller is an eBPF object run by the simulator's VM (`cc = "bpf:…"`).
+    pub fn is_bpf(&self) -> bool {
+        self.bpf.is_some()
     }
 }
 
@@ -551,11 +580,36 @@ pub fn factory(
     startup: &str,
     startup_params: &Params,
 ) -> Result<ControllerFactory, BuildError> {
-    build(cc, cc_params, startup, startup_params)?;
+    let bpf = if cc.starts_with(super::bpf::PREFIX) {
+        Some(super::bpf::factory(cc, cc_params, startup, startup_params)?)
+    } else {
+        build(cc, cc_params, startup, startup_params)?;
+        None
+    };
     Ok(ControllerFactory {
         cc: cc.to_string(),
         cc_params: cc_params.clone(),
         startup: startup.to_string(),
         startup_params: startup_params.clone(),
+        bpf,
+        shadow: None,
     })
+}
+
+/// Every parameter of the Rust model `cc` (and of `startup` unless it is the default) with the
+/// value it runs with, after the same checks [`build`] makes.
+pub fn resolve_params(
+    cc: &str,
+    cc_params: &Params,
+    startup: &str,
+    startup_params: &Params,
+) -> Result<(serde_json::Value, Option<serde_json::Value>), BuildError> {
+    build(cc, cc_params, startup, startup_params)?;
+    let entry = CCS.iter().find(|e| e.name == cc).expect("checked by build");
+    let c = (entry.resolve)(cc_params).map_err(|e| param_field("cc_params", e))?;
+    let s = match STARTUPS.iter().find(|e| e.name == startup) {
+        Some(e) => Some((e.resolve)(startup_params).map_err(|e| param_field("startup_params", e))?),
+        None => None,
+    };
+    Ok((c, s))
 }

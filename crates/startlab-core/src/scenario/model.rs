@@ -300,7 +300,9 @@ pub struct FlowSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stagger: Option<DurationText>,
     // TCP
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A controller's name, `"bpf:NAME"` (startlab's eBPF port run by the simulator's VM), or
+    /// a table `{ bpf = "FILE.o" }` (a user's eBPF object), kept as `"bpf:FILE.o"`.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "cc_text")]
     pub cc: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cc_params: Option<Params>,
@@ -351,4 +353,28 @@ pub struct WindowSpec {
     pub link: String,
     pub from: DurationText,
     pub to: DurationText,
+}
+
+/// `cc` as a string, or as `{ bpf = "FILE.o" }` (written back as `"bpf:FILE.o"`).
+fn cc_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Cc {
+        Name(String),
+        Object { bpf: String },
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Object {
+        bpf: String,
+    }
+    let v = serde_json::Value::deserialize(d)?;
+    if let serde_json::Value::Object(_) = &v {
+        let o: Object = serde_json::from_value(v).map_err(|e| serde::de::Error::custom(format!("a table for cc names an eBPF object: {{ bpf = \"FILE.o\" }} ({e})")))?;
+        return Ok(Some(format!("bpf:{}", o.bpf)));
+    }
+    match serde_json::from_value::<Cc>(v).map_err(serde::de::Error::custom)? {
+        Cc::Name(n) => Ok(Some(n)),
+        Cc::Object { bpf } => Ok(Some(format!("bpf:{bpf}"))),
+    }
 }

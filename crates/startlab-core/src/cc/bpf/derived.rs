@@ -20,7 +20,7 @@ pub fn member(algorithm: &str, member: &str, params: &Map<String, Value>, bytes:
 /// `Hstcp::decrease` (RFC 3649); one row moves to where the model's a(w) = max(formula, 1)
 /// bends.
 fn hstcp_table(params: &Map<String, Value>, bytes: usize) -> Result<Vec<u8>, String> {
-    use startlab_core::cc::hstcp::{Hstcp, HstcpConfig};
+    use crate::cc::hstcp::{Hstcp, HstcpConfig};
     const ROW: usize = 24;
     if bytes % ROW != 0 || bytes / ROW < 2 {
         return Err(format!("hstcp table of {bytes} bytes: expected rows of {ROW} bytes, at least 2"));
@@ -108,7 +108,7 @@ mod tests {
     /// TCP; linear interpolation between rows stays within 0.1 % of the model's a(w).
     #[test]
     fn hstcp_table_is_monotone_and_fine_enough() {
-        use startlab_core::cc::hstcp::{Hstcp, HstcpConfig};
+        use crate::cc::hstcp::{Hstcp, HstcpConfig};
         let t = rows(defaults(), 128);
         assert_eq!(t[0], [38 << 16, 1 << 16, 1 << 31]);
         for r in t.windows(2) {

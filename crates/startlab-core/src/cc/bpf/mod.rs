@@ -1,0 +1,523 @@
+//! eBPF congestion controls in the simulator: the same compiled object the kernel world loads,
+//! run by the virtual machine of crate startlab-bpf, its hooks called where the simulator's
+//! sender calls those of every controller (which are Linux's `tcp_congestion_ops` hooks,
+//! mod.rs), with a `tcp_sock` filled from the sender's state before each call and what the
+//! program may write read back after it.
+//!
+//! Two kinds: `cc = "bpf:NAME"` is startlab's own object (crates/startlab-bpf/bpf) configured
+//! for the simulator's algorithm NAME (and `startup`), with the parameters of the Rust model;
+//! `cc = { bpf = "FILE.o" }` is a user's object, each `cc_params` entry written into the
+//! `.rodata` variable of the same name. docs/bpf.md says what the simulator provides.
+
+pub mod derived;
+
+use super::registry::{algorithms, BuildError, Params, Role};
+use super::{Ack, AckSample, CaState, CongestionControl, CwndEvent, ExitReason, Phase, Tcb};
+use crate::time::Time;
+use serde_json::{Map, Value};
+use startlab_bpf::elf::Loaded;
+use startlab_bpf::events::{Event, KIND_EXIT, KIND_PHASE};
+use startlab_bpf::layout::{self, known};
+use startlab_bpf::vm::{region_base, Vm, ACK_REGION, SOCK_REGION};
+use startlab_bpf::{c_name, Catalogue, ConfigError, ControllerSpec, Controllers};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The prefix of a scenario's `cc` that names an eBPF controller.
+pub const PREFIX: &str = "bpf:";
+
+/// The simulator's registry, as the eBPF configuration encoder needs it.
+pub struct SimulatorCatalogue;
+
+impl Catalogue for SimulatorCatalogue {
+    fn unit(&self, cc: bool, algorithm: &str, param: &str) -> Option<String> {
+        let role = if cc { Role::Cc } else { Role::Startup };
+        algorithms()
+            .into_iter()
+            .find(|a| a.name == algorithm && a.role == role)?
+            .params
+            .into_iter()
+            .find(|p| p.name == param)
+            .map(|p| p.unit.to_string())
+    }
+
+    fn derived(&self, algorithm: &str, member: &str, params: &Map<String, Value>, bytes: usize) -> Result<Option<Vec<u8>>, String> {
+        derived::member(algorithm, member, params, bytes)
+    }
+
+    fn simulator_name(&self, c: &str) -> String {
+        algorithms().into_iter().map(|a| a.name).find(|n| c_name(n) == c).unwrap_or(c).to_string()
+    }
+}
+
+/// The `.rodata` image that configures startlab's object for `spec`, or why it cannot run it.
+pub fn configure(spec: &ControllerSpec) -> Result<Vec<u8>, ConfigError> {
+    let controllers = Controllers::built().map_err(|e| ConfigError { field: "cc".into(), message: e })?;
+    controllers.configure(spec, &SimulatorCatalogue)
+}
+
+/// A loaded object, shared by every connection that runs it (keyed by what was loaded).
+fn load(key: &str, elf: &[u8]) -> Result<Arc<Loaded>, String> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Loaded>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(l) = cache.lock().unwrap().get(key) {
+        return Ok(l.clone());
+    }
+    let loaded = Arc::new(Loaded::parse(elf)?);
+    cache.lock().unwrap().insert(key.to_string(), loaded.clone());
+    Ok(loaded)
+}
+
+/// What a flow's eBPF controller is: the loaded object and its data sections as each
+/// connection starts them.
+#[derive(Clone)]
+pub struct BpfFactory {
+    loaded: Arc<Loaded>,
+    data: Vec<Vec<u8>>,
+    /// `bpf_jiffies64` ticks per second.
+    hz: u64,
+}
+
+impl fmt::Debug for BpfFactory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BpfFactory({})", self.loaded.name)
+    }
+}
+
+fn refuse(field: &str, message: impl Into<String>) -> BuildError {
+    BuildError { field: field.into(), message: message.into() }
+}
+
+/// The factory of `cc` (`bpf:NAME` or `bpf:FILE.o`) with `startup` and the parameters.
+pub fn factory(cc: &str, cc_params: &Params, startup: &str, startup_params: &Params) -> Result<BpfFactory, BuildError> {
+    let target = cc.strip_prefix(PREFIX).unwrap_or(cc);
+    if target.ends_with(".o") || target.contains('/') {
+        return user_factory(target, cc_params, startup);
+    }
+    // startlab's own object, configured for the Rust model's algorithm `target`.
+    let resolved = super::registry::resolve_params(target, cc_params, startup, startup_params).map_err(|mut e| {
+        if e.field == "cc" {
+            e.message = format!("\"{cc}\": {}", e.message);
+        }
+        e
+    })?;
+    let spec = ControllerSpec {
+        cc: target.to_string(),
+        cc_params: resolved.0,
+        startup: startup.to_string(),
+        startup_params: resolved.1,
+        pacing: "none".into(),
+        initial_ssthresh: None,
+        initial_window: 0,
+    };
+    let controllers = Controllers::built().map_err(|e| refuse("cc", e))?;
+    let rodata = controllers.configure(&spec, &SimulatorCatalogue).map_err(|e| refuse(&e.field, e.message))?;
+    let loaded = load("startlab", controllers.elf).map_err(|e| refuse("cc", e))?;
+    let data = loaded.data.iter().map(|d| if d.name == ".rodata" { rodata.clone() } else { d.bytes.clone() }).collect();
+    Ok(BpfFactory { loaded, data, hz: 1000 })
+}
+
+/// A user's object: loaded from `path`, each parameter written into the `.rodata` variable of
+/// its name.
+fn user_factory(path: &str, cc_params: &Params, startup: &str) -> Result<BpfFactory, BuildError> {
+    if startup != super::registry::DEFAULT_STARTUP {
+        return Err(refuse("startup", "a user's eBPF object is a whole controller; its start-up is its own (leave startup out)"));
+    }
+    let elf = std::fs::read(path).map_err(|e| refuse("cc", format!("{PREFIX}{path}: {e}")))?;
+    let loaded = load(&format!("file:{path}:{}", elf.len()), &elf).map_err(|e| refuse("cc", format!("{path}: {e}")))?;
+    let mut data: Vec<Vec<u8>> = loaded.data.iter().map(|d| d.bytes.clone()).collect();
+    let mut hz = 1000;
+    for (name, value) in cc_params {
+        if name == "hz" {
+            hz = value.as_u64().filter(|h| (1..=10_000).contains(h)).ok_or_else(|| refuse("cc_params.hz", format!("{value}: ticks per second, 1 to 10000")))?;
+            continue;
+        }
+        let (i, bytes) = startlab_bpf::config::encode_variable(&loaded.btf, &loaded.data, name, value).map_err(|e| refuse(&format!("cc_params.{name}"), e))?;
+        let (off, image) = bytes;
+        data[i][off..off + image.len()].copy_from_slice(&image);
+    }
+    Ok(BpfFactory { loaded, data, hz })
+}
+
+impl BpfFactory {
+    pub fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(self.controller())
+    }
+
+    /// One connection's controller.
+    pub fn controller(&self) -> BpfController {
+        let mut vm = Vm::new(self.loaded.clone(), self.data.clone());
+        vm.hz = self.hz;
+        BpfController { vm, startup: true, failed: None, phase: None }
+    }
+}
+
+/// One connection's eBPF controller.
+pub struct BpfController {
+    vm: Vm,
+    /// Whether the program still reports slow start (from its phase and exit events; while it
+    /// reported none, cwnd < ssthresh).
+    startup: bool,
+    /// The first error of the program; it then does nothing more (the run's warnings say so).
+    failed: Option<String>,
+    phase: Option<u32>,
+}
+
+impl fmt::Debug for BpfController {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BpfController({})", self.vm.loaded.name)
+    }
+}
+
+/// Linux's `enum tcp_ca_state`.
+fn ca_state(s: CaState) -> u64 {
+    match s {
+        CaState::Open => 0,
+        CaState::Disorder => 1,
+        CaState::Recovery => 3,
+        CaState::Loss => 4,
+    }
+}
+
+/// Interned exit-reason names (the simulator's reasons are `&'static str`).
+fn intern(name: &str) -> &'static str {
+    static NAMES: OnceLock<Mutex<HashMap<String, &'static str>>> = OnceLock::new();
+    let mut names = NAMES.get_or_init(Default::default).lock().unwrap();
+    if let Some(n) = names.get(name) {
+        return n;
+    }
+    let leaked: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.insert(name.to_string(), leaked);
+    leaked
+}
+
+const INFINITE_SSTHRESH: u64 = 0x7fff_ffff;
+
+impl BpfController {
+    /// The sender's state into the socket image (tcp_sock fields as Linux keeps them: bytes
+    /// for sequence numbers, microseconds for times, srtt x 8).
+    fn fill(&mut self, tcb: &Tcb, now: Time) {
+        let mss = tcb.mss_bytes.max(1) as u64;
+        let flight = tcb.flight_size() as u64;
+        let cwnd = tcb.cwnd.max(1.0).floor() as u64;
+        let set = |vm: &mut Vm, path: &str, v: u64| layout::put(vm.sock(), known("tcp_sock", path), v);
+        let vm = &mut self.vm;
+        vm.now_ns = now.as_nanos();
+        set(vm, "snd_cwnd", cwnd.min(u32::MAX as u64));
+        set(vm, "snd_ssthresh", if tcb.ssthresh.is_finite() { (tcb.ssthresh.max(0.0) as u64).min(INFINITE_SSTHRESH) } else { INFINITE_SSTHRESH });
+        set(vm, "snd_cwnd_clamp", u32::MAX as u64);
+        set(vm, "prior_cwnd", tcb.prior_cwnd.max(0.0) as u64);
+        set(vm, "mss_cache", mss);
+        set(vm, "srtt_us", tcb.srtt.map_or(0, |d| d.as_nanos() / 1000 * 8));
+        set(vm, "rtt_min.s[0].v", tcb.min_rtt.map_or(u32::MAX as u64, |d| d.as_nanos() / 1000));
+        set(vm, "snd_una", (tcb.snd_una as u64 * mss) & 0xffff_ffff);
+        set(vm, "snd_nxt", (tcb.high_tx as u64 * mss) & 0xffff_ffff);
+        set(vm, "packets_out", flight);
+        // Linux's in-flight estimate is packets_out - (sacked_out + lost_out) + retrans_out.
+        set(vm, "sacked_out", flight.saturating_sub(tcb.in_flight as u64));
+        set(vm, "max_packets_out", if tcb.cwnd_limited { cwnd } else { 0 });
+        set(vm, "is_cwnd_limited", tcb.cwnd_limited as u64);
+        set(vm, "delivered", tcb.delivered & 0xffff_ffff);
+        set(vm, "tcp_mstamp", now.as_nanos() / 1000);
+        set(vm, "tcp_clock_cache", now.as_nanos());
+        set(vm, "snd_wnd", (tcb.rwnd as u64).saturating_mul(mss).min(u32::MAX as u64));
+        // A reduction may still be undone while the sender recovers (tcp_sock.undo_marker).
+        set(vm, "undo_marker", matches!(tcb.ca_state, CaState::Recovery | CaState::Loss) as u64);
+        set(vm, "rx_opt.sack_ok", 1);
+        layout::put(vm.sock(), known("inet_connection_sock", "icsk_ca_state"), ca_state(tcb.ca_state));
+    }
+
+    /// What the program wrote, back into the sender's state, and its reports.
+    fn take(&mut self, tcb: &mut Tcb) {
+        let before = tcb.cwnd.max(1.0).floor();
+        let cwnd = layout::get(self.vm.sock(), known("tcp_sock", "snd_cwnd")) as f64;
+        if cwnd != before {
+            tcb.cwnd = cwnd.max(1.0);
+        }
+        let ssthresh = layout::get(self.vm.sock(), known("tcp_sock", "snd_ssthresh"));
+        tcb.ssthresh = if ssthresh >= INFINITE_SSTHRESH { f64::INFINITY } else { ssthresh as f64 };
+        for record in self.vm.events.drain(..) {
+            let Some(e) = Event::decode(&record) else { continue };
+            match e.kind {
+                KIND_EXIT => {
+                    self.startup = false;
+                    if !matches!(e.reason.as_str(), "threshold" | "loss" | "timeout") && !e.reason.is_empty() {
+                        tcb.exit_reason_hint = Some(ExitReason::Detector(intern(&e.reason)));
+                    }
+                }
+                KIND_PHASE => {
+                    self.phase = Some(e.phase);
+                    if e.phase == Phase::SlowStart as u32 {
+                        self.startup = true;
+                    } else if e.phase == Phase::CongestionAvoidance as u32 {
+                        self.startup = false;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn call(&mut self, tcb: &mut Tcb, now: Time, hook: &str, args: &[u64]) -> Option<u64> {
+        if self.failed.is_some() {
+            return None;
+        }
+        self.fill(tcb, now);
+        let mut full = vec![region_base(SOCK_REGION)];
+        full.extend_from_slice(args);
+        match self.vm.call(hook, &full) {
+            Ok(v) => {
+                self.take(tcb);
+                v
+            }
+            Err(e) => {
+                self.failed = Some(format!("{}: {hook}: {e}", self.vm.loaded.name));
+                None
+            }
+        }
+    }
+
+    /// The program's first error, if it had one.
+    pub fn error(&self) -> Option<&str> {
+        self.failed.as_deref()
+    }
+
+    /// cwnd with the fraction startlab's ports keep beside snd_cwnd (`struct flow_common` at
+    /// the start of their socket storage `flows`: snd_cwnd as last written, then the fraction
+    /// x 2^16); snd_cwnd alone for other objects.
+    pub fn exact_cwnd(&mut self) -> f64 {
+        let cwnd = layout::get(self.vm.sock(), known("tcp_sock", "snd_cwnd"));
+        match self.vm.storage("flows") {
+            Some(b) if b.len() >= 8 && u32::from_le_bytes(b[0..4].try_into().unwrap()) as u64 == cwnd => {
+                cwnd as f64 + u32::from_le_bytes(b[4..8].try_into().unwrap()) as f64 / 65536.0
+            }
+            _ => cwnd as f64,
+        }
+    }
+}
+
+impl BpfController {
+    /// Gives startlab's port the window `cwnd` with its fraction (as if it had computed it),
+    /// for a differential run in which the sender, not the controller, set a fractional window.
+    pub fn sync_cwnd(&mut self, cwnd: f64) {
+        let whole = cwnd.max(1.0).floor();
+        let frac = ((cwnd.max(1.0) - whole) * 65536.0) as u32;
+        if let Some(b) = self.vm.storage_mut("flows") {
+            if b.len() >= 8 {
+                b[0..4].copy_from_slice(&(whole as u32).to_le_bytes());
+                b[4..8].copy_from_slice(&frac.to_le_bytes());
+            }
+        }
+    }
+}
+
+/// A Rust model and its eBPF port compared hook by hook on the same inputs: the model drives
+/// the connection; before each hook the port is given the model's state, after it the two
+/// results are compared. What [`Shadow`]s of one flow found.
+#[derive(Clone, Debug, Default)]
+pub struct Differences {
+    /// Hook calls compared, and of them `cong_avoid` calls (ACKs).
+    pub hooks: u64,
+    pub acks: u64,
+    /// Largest |cwnd(port) - cwnd(model)| after a hook, segments, and relative to the model's.
+    pub max_cwnd_gap: f64,
+    pub max_cwnd_gap_relative: f64,
+    /// Largest |ssthresh(port) - floor(ssthresh(model))|, segments (ssthresh is whole in Linux).
+    pub max_ssthresh_gap: f64,
+    /// The first hook where the cwnd gap passed `tolerance`, described.
+    pub first_miss: Option<String>,
+    /// Gaps above `tolerance`.
+    pub misses: u64,
+    /// The start-up exit of each: (hook number, cwnd, reason hint).
+    pub model_exit: Option<(u64, f64, String)>,
+    pub port_exit: Option<(u64, f64, String)>,
+    /// The port's first error.
+    pub error: Option<String>,
+}
+
+/// Relative tolerance of the cwnd comparison: the ports keep cwnd to 2^-16 of a segment and
+/// compute per-ACK increments in fixed point; 2^-10 of the window bounds what that costs.
+pub const CWND_TOLERANCE: f64 = 1.0 / 1024.0;
+
+/// See [`Differences`].
+pub struct Shadow {
+    model: Box<dyn CongestionControl>,
+    port: BpfController,
+    log: Arc<Mutex<Differences>>,
+    model_started: bool,
+    port_started: bool,
+    /// The model's cwnd after the last hook: a different one before the next means the sender
+    /// set it (recovery, a timeout), and the port is given it too.
+    last_cwnd: f64,
+}
+
+impl fmt::Debug for Shadow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Shadow({:?})", self.model)
+    }
+}
+
+impl Shadow {
+    pub fn new(model: Box<dyn CongestionControl>, port: BpfController, log: Arc<Mutex<Differences>>) -> Shadow {
+        Shadow { model, port, log, model_started: true, port_started: true, last_cwnd: f64::NAN }
+    }
+
+    /// Runs `hook` on both: the model on `tcb`, the port on a copy taken before; compares
+    /// the windows after it, and `returned` (what ssthresh and undo_cwnd return) when given.
+    fn both<R: Copy + Into<f64>>(
+        &mut self,
+        tcb: &mut Tcb,
+        hook: &str,
+        f: impl FnOnce(&mut dyn CongestionControl, &mut Tcb) -> R,
+        g: impl FnOnce(&mut BpfController, &mut Tcb) -> R,
+        compare_returned: bool,
+    ) -> R {
+        let mut copy = tcb.clone();
+        copy.exit_reason_hint = None;
+        let hint_before = tcb.exit_reason_hint;
+        if tcb.cwnd != self.last_cwnd {
+            self.port.sync_cwnd(tcb.cwnd);
+        }
+        let r = f(self.model.as_mut(), tcb);
+        let p = g(&mut self.port, &mut copy);
+        let mut log = self.log.lock().unwrap();
+        log.hooks += 1;
+        if hook == "cong_avoid" {
+            log.acks += 1;
+        }
+        if let (None, Some(e)) = (&log.error, self.port.error()) {
+            log.error = Some(e.to_string());
+        }
+        // Linux's snd_cwnd is whole segments: the port's must be the model's, whole; where the
+        // model's is within the tolerance of a whole number the port may be on either side.
+        let port_cwnd = self.port.exact_cwnd();
+        let whole = port_cwnd.floor();
+        let gap = (port_cwnd - tcb.cwnd).abs();
+        log.max_cwnd_gap = log.max_cwnd_gap.max(gap);
+        log.max_cwnd_gap_relative = log.max_cwnd_gap_relative.max(gap / tcb.cwnd.max(1.0));
+        let agrees = whole == tcb.cwnd.max(1.0).floor() || gap <= CWND_TOLERANCE * tcb.cwnd.max(1.0);
+        if !agrees {
+            log.misses += 1;
+            if log.first_miss.is_none() {
+                log.first_miss = Some(format!("hook {} ({hook}): model cwnd {:.5}, port {:.5}, state {:?}", log.hooks, tcb.cwnd, port_cwnd, tcb.ca_state));
+            }
+        }
+        let whole_ss = |x: f64| if x.is_finite() { x.floor().min(INFINITE_SSTHRESH as f64) } else { INFINITE_SSTHRESH as f64 };
+        let (model_ss, port_ss) = if compare_returned { (whole_ss(r.into()), whole_ss(p.into())) } else { (whole_ss(tcb.ssthresh), whole_ss(copy.ssthresh)) };
+        let ss_gap = (model_ss - port_ss).abs();
+        if hook != "undo_cwnd" && ss_gap > log.max_ssthresh_gap {
+            log.max_ssthresh_gap = ss_gap;
+            if ss_gap > 1.0 && log.first_miss.is_none() {
+                log.first_miss = Some(format!("hook {} ({hook}): model ssthresh {model_ss}, port {port_ss}", log.hooks));
+            }
+        }
+        self.last_cwnd = tcb.cwnd;
+        // Start-up exits: when each first says it is out of start-up.
+        let n = log.hooks;
+        if self.model_started && !self.model.in_startup(tcb) {
+            self.model_started = false;
+            let hint = tcb.exit_reason_hint.or(hint_before).map(|h| h.to_string()).unwrap_or_default();
+            log.model_exit = Some((n, tcb.cwnd, hint));
+        }
+        if self.port_started && !self.port.in_startup(&copy) {
+            self.port_started = false;
+            let hint = copy.exit_reason_hint.map(|h| h.to_string()).unwrap_or_default();
+            log.port_exit = Some((n, port_cwnd, hint));
+        }
+        r
+    }
+}
+
+impl CongestionControl for Shadow {
+    fn init(&mut self, tcb: &mut Tcb, now: Time) {
+        self.both(tcb, "init", |m, t| { m.init(t, now); 0.0 }, |p, t| { p.init(t, now); 0.0 }, false);
+    }
+    fn ssthresh(&mut self, tcb: &mut Tcb, now: Time) -> f64 {
+        self.both(tcb, "ssthresh", |m, t| m.ssthresh(t, now), |p, t| p.ssthresh(t, now), true)
+    }
+    fn cong_avoid(&mut self, tcb: &mut Tcb, ack: &Ack, now: Time) {
+        self.both(tcb, "cong_avoid", |m, t| { m.cong_avoid(t, ack, now); 0.0 }, |p, t| { p.cong_avoid(t, ack, now); 0.0 }, false);
+    }
+    fn set_state(&mut self, tcb: &mut Tcb, state: CaState, now: Time) {
+        self.both(tcb, "set_state", |m, t| { m.set_state(t, state, now); 0.0 }, |p, t| { p.set_state(t, state, now); 0.0 }, false);
+    }
+    fn cwnd_event(&mut self, tcb: &mut Tcb, event: CwndEvent, now: Time) {
+        self.both(tcb, "cwnd_event", |m, t| { m.cwnd_event(t, event, now); 0.0 }, |p, t| { p.cwnd_event(t, event, now); 0.0 }, false);
+    }
+    fn pkts_acked(&mut self, tcb: &mut Tcb, sample: &AckSample, now: Time) {
+        self.both(tcb, "pkts_acked", |m, t| { m.pkts_acked(t, sample, now); 0.0 }, |p, t| { p.pkts_acked(t, sample, now); 0.0 }, false);
+    }
+    fn undo_cwnd(&mut self, tcb: &mut Tcb) -> f64 {
+        self.both(tcb, "undo_cwnd", |m, t| m.undo_cwnd(t), |p, t| p.undo_cwnd(t), true)
+    }
+    fn in_startup(&self, tcb: &Tcb) -> bool {
+        self.model.in_startup(tcb)
+    }
+    fn cong_control(&mut self, tcb: &mut Tcb, rs: &super::RateSample, now: Time) -> bool {
+        self.model.cong_control(tcb, rs, now)
+    }
+    fn loss_verdicts(&self) -> Option<super::LossVerdicts> {
+        self.model.loss_verdicts()
+    }
+}
+
+impl CongestionControl for BpfController {
+    fn init(&mut self, tcb: &mut Tcb, now: Time) {
+        self.call(tcb, now, "init", &[]);
+    }
+
+    fn ssthresh(&mut self, tcb: &mut Tcb, now: Time) -> f64 {
+        match self.call(tcb, now, "ssthresh", &[]) {
+            Some(v) if v as u32 as u64 >= INFINITE_SSTHRESH => f64::INFINITY,
+            Some(v) => (v as u32) as f64,
+            // tcp_reno_ssthresh, what Linux uses when a controller has none.
+            None => (tcb.cwnd / 2.0).floor().max(2.0),
+        }
+    }
+
+    fn cong_avoid(&mut self, tcb: &mut Tcb, ack: &Ack, now: Time) {
+        let seq = (ack.ack_seq as u64 * tcb.mss_bytes as u64) & 0xffff_ffff;
+        self.call(tcb, now, "cong_avoid", &[seq, ack.acked as u64]);
+    }
+
+    fn set_state(&mut self, tcb: &mut Tcb, state: CaState, now: Time) {
+        self.call(tcb, now, "set_state", &[ca_state(state)]);
+    }
+
+    fn cwnd_event(&mut self, tcb: &mut Tcb, event: CwndEvent, now: Time) {
+        // enum tcp_ca_event: CA_EVENT_TX_START 0, CA_EVENT_LOSS 3. A duplicate ACK is not a
+        // Linux event (in_ack_event sees every ACK's flags; the simulator does not call it).
+        let ev = match event {
+            CwndEvent::TxStart => 0,
+            CwndEvent::Loss => 3,
+            CwndEvent::DupAck => return,
+        };
+        self.call(tcb, now, "cwnd_event", &[ev]);
+    }
+
+    fn pkts_acked(&mut self, tcb: &mut Tcb, sample: &AckSample, now: Time) {
+        let s = self.vm.ack_sample();
+        layout::put(s, known("ack_sample", "pkts_acked"), sample.acked as u64);
+        // No sample is -1 (Linux: rtt_us < 0 when none was taken).
+        let rtt = sample.rtt.map_or(-1i64, |d| (d.as_nanos() / 1000) as i64);
+        layout::put(s, known("ack_sample", "rtt_us"), rtt as u64);
+        layout::put(s, known("ack_sample", "in_flight"), sample.prior_in_flight as u64);
+        self.call(tcb, now, "pkts_acked", &[region_base(ACK_REGION)]);
+    }
+
+    fn undo_cwnd(&mut self, tcb: &mut Tcb) -> f64 {
+        let now = Time::from_nanos(self.vm.now_ns);
+        match self.call(tcb, now, "undo_cwnd", &[]) {
+            Some(v) => (v as u32).max(1) as f64,
+            None => tcb.cwnd.max(tcb.prior_cwnd),
+        }
+    }
+
+    fn in_startup(&self, tcb: &Tcb) -> bool {
+        if self.phase.is_none() && self.startup {
+            return tcb.in_slow_start();
+        }
+        self.startup
+    }
+}
