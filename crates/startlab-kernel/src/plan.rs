@@ -537,7 +537,7 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
         "Linux keeps undo (DSACK, timestamps and F-RTO) whatever tcp.undo says".to_string(),
         "Linux's receiver ACKs every segment in quick-ACK mode at the start and computes its own delayed-ACK timer (tcp.delayed_ack_timeout is not used)".to_string(),
         "Linux's RTO is computed in jiffies by tcp_rtt_estimator and starts at 1 s (tcp.initial_rto, tcp.max_rto and tcp.clock_granularity are not used)".to_string(),
-        "With timestamps, every segment carries 12 more header bytes than tcp.header".to_string(),
+        "With timestamps (on unless tcp.mss is above 1448 bytes), every segment carries 12 more header bytes than tcp.header".to_string(),
         "Linux recovers with RACK-TLP and PRR, and the receiver's window autotunes up to its buffers".to_string(),
     ];
     Ok(KernelPlan {
@@ -551,6 +551,15 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
 }
 
 fn host_tcp(at: &str, cfg: &TcpConfig) -> Result<HostTcp, ScenarioError> {
+    // A 1500-byte MTU less 20 bytes of IP and 20 of TCP leaves 1460 bytes, 1448 with the 12 of
+    // timestamps (Linux's default, kept up to 1448); Linux's smallest MSS is 88 bytes
+    // (TCP_MIN_MSS) with the options.
+    if !(76..=1460).contains(&cfg.mss_bytes) {
+        return Err(refuse(
+            format!("{at}.tcp.mss"),
+            format!("{} B: a kernel segment carries 76 to 1460 bytes of payload (the TUN device's 1500-byte MTU, less IP and TCP headers; 1448 with timestamps)", cfg.mss_bytes),
+        ));
+    }
     if cfg.recovery == Recovery::Reno {
         return Err(refuse(
             format!("{at}.tcp.recovery"),
@@ -568,7 +577,8 @@ fn host_tcp(at: &str, cfg: &TcpConfig) -> Result<HostTcp, ScenarioError> {
         mss_bytes: cfg.mss_bytes,
         initial_window: cfg.initial_window,
         sack: cfg.sack,
-        timestamps: true,
+        // Linux's timestamps, unless the segments are too large to carry them.
+        timestamps: cfg.mss_bytes <= 1448,
         min_rto: cfg.min_rto,
         dupack_threshold: cfg.dupack_threshold,
         receive_window_bytes: (cfg.receive_window != u32::MAX)

@@ -12,13 +12,13 @@
 use crate::counters::{hystart_between, netstat};
 use crate::guard::{RunLock, LOCK_FILE};
 use crate::bpf::Registered;
-use crate::plan::{bpf_name, plan, KernelPlan};
+use crate::plan::{bpf_name, plan, HostTcp, KernelPlan};
 use crate::series::HystartCounts;
 use crate::tables::{tables, RunFacts};
 use crate::testbed;
 use crate::trace::{self, Tracefs, Tracer};
 use crate::traffic::{
-    aborted, monotonic_ns, ping, run_tcp, run_udp, sleep_until, PingJob, TcpJob, TcpOutcome,
+    aborted, monotonic_ns, ping, TIMESTAMP_OPTION_BYTES, run_tcp, run_udp, sleep_until, PingJob, TcpJob, TcpOutcome,
     UdpJob, UdpOutcome,
 };
 use startlab_core::measure::recorder::link_summaries;
@@ -148,6 +148,8 @@ pub struct ConnectionFacts {
     pub final_cwnd: u32,
     pub final_ssthresh: u32,
     pub pacing_rate_bps: f64,
+    /// The MSS the connection sent with (`TCP_INFO` snd_mss), bytes.
+    pub mss: u32,
 }
 
 /// The emulator's own accuracy over the run.
@@ -376,6 +378,9 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
             bytes: c.bytes,
             paced: c.paced,
             spread: c.spread,
+            maxseg: plan.tcp[c.entry].as_ref().map_or(HostTcp::LINUX.mss_bytes + TIMESTAMP_OPTION_BYTES, |t| {
+                t.mss_bytes + if t.timestamps { TIMESTAMP_OPTION_BYTES } else { 0 }
+            }),
         })
         .collect();
     let udp_jobs: Vec<UdpJob> = plan
@@ -549,6 +554,7 @@ fn assemble(
             final_cwnd: o.info.snd_cwnd,
             final_ssthresh: o.info.snd_ssthresh,
             pacing_rate_bps: o.info.pacing_rate as f64 * 8.0,
+            mss: o.info.snd_mss,
         })
         .collect();
     let read: u64 = emulated.sides.iter().map(|x| x.read_packets).sum();

@@ -79,9 +79,19 @@ fn sockaddr(a: SocketAddrV4) -> libc::sockaddr_in {
     }
 }
 
+/// Bytes of the TCP timestamp option (with its padding) in every segment.
+pub const TIMESTAMP_OPTION_BYTES: u32 = 12;
+
 /// A TCP socket bound to `local`, with congestion control `cc` chosen *before* `connect()`, so
 /// that nothing of the namespace's default controller (its pacing status, for one) is inherited.
 pub fn connect_with(cc: &str, local: SocketAddrV4, remote: SocketAddrV4) -> io::Result<TcpStream> {
+    connect_with_mss(cc, None, local, remote)
+}
+
+/// The same, with `TCP_MAXSEG` set to `maxseg` before `connect()`: it caps the MSS announced and
+/// used (tcp_sync_mss), counted with the TCP options, so a payload of `mss` bytes with
+/// timestamps is `mss + 12` ([`TIMESTAMP_OPTION_BYTES`]).
+pub fn connect_with_mss(cc: &str, maxseg: Option<u32>, local: SocketAddrV4, remote: SocketAddrV4) -> io::Result<TcpStream> {
     // SAFETY: plain socket creation; the descriptor is owned at once.
     let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
     if fd < 0 {
@@ -114,6 +124,13 @@ pub fn connect_with(cc: &str, local: SocketAddrV4, remote: SocketAddrV4) -> io::
             ),
             || format!("TCP_CONGESTION \"{cc}\""),
         )?;
+        if let Some(maxseg) = maxseg {
+            let maxseg = maxseg as libc::c_int;
+            check(
+                libc::setsockopt(raw, libc::IPPROTO_TCP, libc::TCP_MAXSEG, (&maxseg as *const libc::c_int).cast(), int),
+                || format!("TCP_MAXSEG {maxseg}"),
+            )?;
+        }
         let size = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
         let (from, to) = (sockaddr(local), sockaddr(remote));
         check(
@@ -151,6 +168,8 @@ pub struct TcpJob {
     /// Initial Spreading of an initial window of this many segments of this many bytes: see
     /// [`spread_initial_window`].
     pub spread: Option<(u32, u32)>,
+    /// `TCP_MAXSEG`: payload bytes per segment (`tcp.mss`) and TCP options.
+    pub maxseg: u32,
 }
 
 /// What became of a connection.
@@ -261,7 +280,7 @@ fn sender(job: &TcpJob) -> TcpOutcome {
     out.opened_ns = monotonic_ns();
     let local = SocketAddrV4::new(job.src.addr, job.src_port);
     let remote = SocketAddrV4::new(job.dst.addr, job.dst_port);
-    let mut s = match connect_with(&job.cc, local, remote) {
+    let mut s = match connect_with_mss(&job.cc, Some(job.maxseg), local, remote) {
         Ok(s) => s,
         Err(e) => {
             out.error = Some(e.to_string());

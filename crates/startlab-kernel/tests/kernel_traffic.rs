@@ -36,6 +36,7 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
         bytes,
         paced: false,
         spread: None,
+        maxseg: 1460,
     };
     // A finite flow at once; an unlimited one from 200 ms to the stop at 1 s.
     let jobs = [job(0, 0, Some(2_000_000)), job(1, 200, None)];
@@ -104,6 +105,7 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
             bytes: j.bytes,
             paced: false,
             spread: None,
+        maxseg: 1460,
         })
         .collect();
     let run = RunFacts {

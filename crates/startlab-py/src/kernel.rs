@@ -56,6 +56,7 @@ fn facts_dict<'py>(py: Python<'py>, f: &KernelFacts) -> PyResult<Bound<'py, PyDi
         cd.set_item("final_cwnd", c.final_cwnd)?;
         cd.set_item("final_ssthresh", c.final_ssthresh)?;
         cd.set_item("pacing_rate_bps", c.pacing_rate_bps)?;
+        cd.set_item("mss", c.mss)?;
         conns.append(cd)?;
     }
     d.set_item("connections", conns)?;
@@ -179,7 +180,7 @@ fn kernel_controls(scenario_json: &str) -> PyResult<Vec<String>> {
         let what = match c.bpf {
             None => format!("Linux's built-in {}", c.cc),
             Some(k) => {
-                let spec = &plan.controllers[k];
+                let spec = &plan.controllers[k].spec;
                 let startup = if spec.startup == "default" {
                     String::new()
                 } else {
