@@ -83,14 +83,26 @@ fn cpu_time_s() -> f64 {
         .map_or(f64::NAN, |ns| ns as f64 * 1e-9)
 }
 
+/// `NAME+bpf` is scenario NAME with every controller replaced by startlab's eBPF port of it,
+/// run by the simulator's VM (`cc = "X"` becomes `cc = "bpf:X"`).
+const BPF_SUFFIX: &str = "+bpf";
+
 fn run_one(name: &str) {
+    let base = name.strip_suffix(BPF_SUFFIX).unwrap_or(name);
     let (_, _, text) = SCENARIOS
         .iter()
         .chain(NS3_SCENARIOS)
-        .find(|s| s.0 == name)
+        .find(|s| s.0 == base)
         .unwrap_or_else(|| panic!("no scenario {name}"));
-    run_text(text);
+    if name.ends_with(BPF_SUFFIX) {
+        run_text(&text.replace("cc = \"", "cc = \"bpf:"));
+    } else {
+        run_text(text);
+    }
 }
+
+/// The scenarios on which the eBPF ports are timed against the Rust models.
+const BPF_SCENARIOS: &[&str] = &["a", "ns3-b", "d"];
 
 /// Runs one scenario given as TOML text in this process and prints one line of JSON.
 fn run_text(text: &str) {
@@ -181,6 +193,39 @@ fn main() {
             field(&line, "peak_kib") / 1024.0,
             field(&line, "utilization"),
             field(&line, "drops")
+        );
+    }
+    if !args.is_empty() && !args.iter().any(|a| a == "bpf") {
+        return;
+    }
+    // The same scenarios with every controller's eBPF port run by the VM: CPU time against the
+    // Rust model's, model and port alternating, three times each (the machine is noisy).
+    println!();
+    println!(
+        "{:<8} {:>12} {:>12} {:>8} {:>14} {:>16}",
+        "eBPF", "model CPU s", "port CPU s", "port/model", "packets/CPU s", "same results"
+    );
+    for name in BPF_SCENARIOS {
+        let (mut model, mut port) = (f64::INFINITY, f64::INFINITY);
+        let (mut model_line, mut port_line) = (String::new(), String::new());
+        for _ in 0..3 {
+            for (which, best, line) in [(name.to_string(), &mut model, &mut model_line), (format!("{name}{BPF_SUFFIX}"), &mut port, &mut port_line)] {
+                let out = Command::new(&exe).args(["--one", &which]).output().expect("runs");
+                *line = String::from_utf8_lossy(&out.stdout).into_owned();
+                *best = best.min(field(line, "cpu_s"));
+            }
+        }
+        let same = ["ss_exit_s", "ss_exit_cwnd", "delivered_bytes", "drops"]
+            .iter()
+            .all(|k| field(&model_line, k) == field(&port_line, k));
+        println!(
+            "{:<8} {:>12.3} {:>12.3} {:>8.1}x {:>14.0} {:>16}",
+            name,
+            model,
+            port,
+            port / model,
+            field(&port_line, "packets") / port,
+            if same { "yes" } else { "no (see docs/bpf.md)" }
         );
     }
 }

@@ -29,16 +29,44 @@
 
 /* One line per file: a port joins the object when its file compiles. */
 #include "cc/reno.bpf.c"
+#include "cc/hstcp.bpf.c"
+#include "cc/bic.bpf.c"   /* before blast.bpf.c, which uses its bic_core */
+#include "cc/blast.bpf.c"
+#include "cc/vegas.bpf.c"         /* before gallop_vegas and startup/vegas_ss, which use its meter */
+#include "cc/gallop_vegas.bpf.c"
+#include "cc/westwood.bpf.c"      /* with startup/astart.bpf.c: the estimator rate.h */
+#include "cc/cubic.bpf.c"
 #include "startup/slow_start.bpf.c"
+#include "startup/astart.bpf.c"
 #include "startup/lss.bpf.c"
+#include "startup/hoe.bpf.c"
+#include "startup/pstart.bpf.c"
+#include "startup/search.bpf.c"
+#include "startup/vegas_ss.bpf.c"
+#include "startup/hystart.bpf.c"
+#include "startup/hystart_pp.bpf.c"
 
 /* One line per name (several names may share a file). */
 #define CC_LIST(X) \
 	X(reno)    \
-	X(newreno)
+	X(newreno) \
+	X(westwood) \
+	X(bic)     \
+	X(blast)   \
+	X(hstcp)   \
+	X(vegas)   \
+	X(gallop_vegas) \
+	X(cubic)
 
 #define STARTUP_LIST(X) \
 	X(slow_start) \
-	X(lss)
+	X(astart) \
+	X(lss) \
+	X(hoe) \
+	X(pstart) \
+	X(search) \
+	X(vegas_ss) \
+	X(hystart) \
+	X(hystart_pp)
 
 #endif

@@ -64,6 +64,11 @@ struct minmax {
 	struct minmax_sample s[3];
 } __PRESERVE;
 
+/* include/linux/tcp.h: the options the peer sent (sack_ok: tcp_is_sack). */
+struct tcp_options_received {
+	__u16 sack_ok: 3;
+} __PRESERVE;
+
 struct tcp_sock {
 	__u32 snd_cwnd;
 	__u32 snd_cwnd_cnt;
@@ -88,7 +93,10 @@ struct tcp_sock {
 	__u64 tcp_mstamp;
 	__u64 tcp_clock_cache;
 	__u32 total_retrans;
+	__u32 undo_marker; /* snd_una at the start of a reduction that may still be undone; 0: none */
 	__u8 is_cwnd_limited: 1;
+	struct tcp_options_received rx_opt;
+	__u32 snd_wnd; /* the peer's advertised window, bytes */
 } __PRESERVE;
 
 /* include/net/inet_connection_sock.h: enum tcp_ca_state */

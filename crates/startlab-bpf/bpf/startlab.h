@@ -138,14 +138,17 @@ static __always_inline bool in_slow_start(struct ca *ca)
 	return ca->tp->snd_cwnd < ca->tp->snd_ssthresh;
 }
 
-/* Linux tcp_is_cwnd_limited (include/net/tcp.h). */
+/* Linux tcp_is_cwnd_limited (include/net/tcp.h, 6.x): limited by cwnd in the last window, or
+ * in slow start and cwnd below twice what was in flight. */
 static __always_inline bool cwnd_limited(struct ca *ca)
 {
 	struct tcp_sock *tp = ca->tp;
 
+	if (BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited))
+		return true;
 	if (in_slow_start(ca))
 		return tp->snd_cwnd < 2 * tp->max_packets_out;
-	return BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited);
+	return false;
 }
 
 /* Linux tcp_packets_in_flight: packets_out - (sacked_out + lost_out) + retrans_out. */

@@ -192,6 +192,31 @@ impl Btf {
         }
     }
 
+    /// Sets the offsets of the variables of every data section from the object's symbols, as
+    /// libbpf does when it loads an object (btf_fixup_datasec): the compiler may leave them 0.
+    /// `offset(section, variable)` is the symbol's value.
+    pub fn fix_variable_offsets(&mut self, offset: &dyn Fn(&str, &str) -> Option<u32>) {
+        let names: Vec<Option<String>> = self
+            .types
+            .iter()
+            .map(|t| match t {
+                Type::Var { name, .. } => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        for t in &mut self.types {
+            if let Type::DataSec { name, vars } = t {
+                for v in vars.iter_mut() {
+                    if let Some(Some(var)) = names.get((v.0 as usize).wrapping_sub(1)) {
+                        if let Some(off) = offset(name, var) {
+                            v.1 = off;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// The type of id `id` (1-based).
     pub fn get(&self, id: u32) -> Option<&Type> {
         self.types.get((id as usize).checked_sub(1)?)

@@ -39,6 +39,11 @@ pub struct Program {
     pub insns: Vec<Insn>,
     /// The callee of each `call` instruction, by index.
     pub calls: HashMap<usize, Callee>,
+    /// The instructions decoded for the interpreter (`crate::vm::decode`), one per slot.
+    pub ops: Vec<crate::vm::Op>,
+    /// The callees of `calls`, each once, and each call's index among them.
+    pub callees: Vec<Callee>,
+    pub callees_index: HashMap<usize, usize>,
 }
 
 /// A map the programs use.
@@ -135,7 +140,8 @@ impl Loaded {
     pub fn parse(elf: &[u8]) -> Result<Loaded, String> {
         let file = object::File::parse(elf).map_err(|e| format!("not an ELF object: {e}"))?;
         let btf_bytes = file.section_by_name(".BTF").ok_or("the object has no BTF (compile with -g)")?;
-        let btf = Btf::parse(btf_bytes.data().map_err(|e| e.to_string())?)?;
+        let mut btf = Btf::parse(btf_bytes.data().map_err(|e| e.to_string())?)?;
+        fix_offsets(&file, &mut btf);
         // Data sections, in section order.
         let mut data = Vec::new();
         let mut data_index: HashMap<object::SectionIndex, usize> = HashMap::new();
@@ -175,6 +181,19 @@ impl Loaded {
         let (hooks, name) = struct_ops(&file, &btf, &by_symbol)?;
         Ok(Loaded { programs, hooks, name, maps, data, btf })
     }
+}
+
+/// The data sections' variable offsets in `btf`, from the symbols (see `Btf::fix_variable_offsets`).
+pub fn fix_offsets(file: &object::File, btf: &mut Btf) {
+    let symbols: Vec<(String, String, u32)> = file
+        .symbols()
+        .filter(|s| s.kind() == object::SymbolKind::Data)
+        .filter_map(|s| {
+            let section = file.section_by_index(s.section_index()?).ok()?;
+            Some((section.name().ok()?.to_string(), s.name().ok()?.to_string(), s.address() as u32))
+        })
+        .collect();
+    btf.fix_variable_offsets(&|section, var| symbols.iter().find(|(s, v, _)| s == section && v == var).map(|x| x.2));
 }
 
 /// The maps declared in `.maps` (libbpf's BTF-defined maps: `__uint(type, N)` is a pointer to
@@ -308,7 +327,7 @@ fn link(
     map_index: &dyn Fn(&str) -> Option<usize>,
     core: &HashMap<(String, u64), CoreFix>,
 ) -> Result<Program, String> {
-    let mut program = Program { name: name.to_string(), insns: Vec::new(), calls: HashMap::new() };
+    let mut program = Program { name: name.to_string(), insns: Vec::new(), calls: HashMap::new(), ops: Vec::new(), callees: Vec::new(), callees_index: HashMap::new() };
     // (section, function start) of each piece appended, and where it begins in `insns`.
     let mut pieces: Vec<(object::SectionIndex, u64, u64)> = vec![(section, start, size)];
     let mut placed: HashMap<(object::SectionIndex, u64), usize> = HashMap::new();
@@ -435,6 +454,17 @@ fn link(
             }
         }
     }
+    for (&pc, c) in &program.calls {
+        let i = match program.callees.iter().position(|x| x == c) {
+            Some(i) => i,
+            None => {
+                program.callees.push(c.clone());
+                program.callees.len() - 1
+            }
+        };
+        program.callees_index.insert(pc, i);
+    }
+    program.ops = crate::vm::decode(&program)?;
     Ok(program)
 }
 

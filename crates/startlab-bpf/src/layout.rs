@@ -165,25 +165,107 @@ fn reaches(outer: &str, inner: &str) -> bool {
 }
 
 /// The field `root.path` for the simulator's own writes (panics on a name not in the table:
-/// a programming error of the caller).
+/// a programming error of the caller). Looked up by name; see [`sock`] for the fields written
+/// on every hook.
 pub fn known(root: &str, path: &str) -> &'static Field {
     field(root, path).unwrap_or_else(|| panic!("{root}.{path} is not in the layout"))
 }
 
+/// The fields the simulator fills and reads on every hook, looked up once.
+pub struct SockFields {
+    pub snd_cwnd: &'static Field,
+    pub snd_cwnd_cnt: &'static Field,
+    pub snd_ssthresh: &'static Field,
+    pub snd_cwnd_clamp: &'static Field,
+    pub prior_cwnd: &'static Field,
+    pub mss_cache: &'static Field,
+    pub srtt_us: &'static Field,
+    pub min_rtt_us: &'static Field,
+    pub snd_una: &'static Field,
+    pub snd_nxt: &'static Field,
+    pub packets_out: &'static Field,
+    pub sacked_out: &'static Field,
+    pub max_packets_out: &'static Field,
+    pub is_cwnd_limited: &'static Field,
+    pub delivered: &'static Field,
+    pub tcp_mstamp: &'static Field,
+    pub tcp_clock_cache: &'static Field,
+    pub snd_wnd: &'static Field,
+    pub undo_marker: &'static Field,
+    pub sack_ok: &'static Field,
+    pub ca_state: &'static Field,
+    pub pkts_acked: &'static Field,
+    pub rtt_us: &'static Field,
+    pub in_flight: &'static Field,
+}
+
+/// See [`SockFields`].
+pub fn sock() -> &'static SockFields {
+    static FIELDS: std::sync::OnceLock<SockFields> = std::sync::OnceLock::new();
+    FIELDS.get_or_init(|| {
+        let t = |p| known("tcp_sock", p);
+        SockFields {
+            snd_cwnd: t("snd_cwnd"),
+            snd_cwnd_cnt: t("snd_cwnd_cnt"),
+            snd_ssthresh: t("snd_ssthresh"),
+            snd_cwnd_clamp: t("snd_cwnd_clamp"),
+            prior_cwnd: t("prior_cwnd"),
+            mss_cache: t("mss_cache"),
+            srtt_us: t("srtt_us"),
+            min_rtt_us: t("rtt_min.s[0].v"),
+            snd_una: t("snd_una"),
+            snd_nxt: t("snd_nxt"),
+            packets_out: t("packets_out"),
+            sacked_out: t("sacked_out"),
+            max_packets_out: t("max_packets_out"),
+            is_cwnd_limited: t("is_cwnd_limited"),
+            delivered: t("delivered"),
+            tcp_mstamp: t("tcp_mstamp"),
+            tcp_clock_cache: t("tcp_clock_cache"),
+            snd_wnd: t("snd_wnd"),
+            undo_marker: t("undo_marker"),
+            sack_ok: t("rx_opt.sack_ok"),
+            ca_state: known("inet_connection_sock", "icsk_ca_state"),
+            pkts_acked: known("ack_sample", "pkts_acked"),
+            rtt_us: known("ack_sample", "rtt_us"),
+            in_flight: known("ack_sample", "in_flight"),
+        }
+    })
+}
+
 /// Writes `v` into `image` at `f` (little-endian, truncated to the field).
+#[inline]
 pub fn put(image: &mut [u8], f: &Field, v: u64) {
     let at = f.offset as usize;
-    let n = f.size.min(8) as usize;
-    image[at..at + n].copy_from_slice(&v.to_le_bytes()[..n]);
+    // Fixed sizes, so that no call to memcpy is made on every hook.
+    match f.size {
+        1 => image[at] = v as u8,
+        2 => image[at..at + 2].copy_from_slice(&(v as u16).to_le_bytes()),
+        4 => image[at..at + 4].copy_from_slice(&(v as u32).to_le_bytes()),
+        8 => image[at..at + 8].copy_from_slice(&v.to_le_bytes()),
+        n => {
+            let n = n.min(8) as usize;
+            image[at..at + n].copy_from_slice(&v.to_le_bytes()[..n])
+        }
+    }
 }
 
 /// Reads `f` from `image`.
+#[inline]
 pub fn get(image: &[u8], f: &Field) -> u64 {
     let at = f.offset as usize;
-    let n = f.size.min(8) as usize;
-    let mut b = [0u8; 8];
-    b[..n].copy_from_slice(&image[at..at + n]);
-    u64::from_le_bytes(b)
+    match f.size {
+        1 => image[at] as u64,
+        2 => u16::from_le_bytes([image[at], image[at + 1]]) as u64,
+        4 => u32::from_le_bytes(image[at..at + 4].try_into().unwrap()) as u64,
+        8 => u64::from_le_bytes(image[at..at + 8].try_into().unwrap()),
+        n => {
+            let n = n.min(8) as usize;
+            let mut b = [0u8; 8];
+            b[..n].copy_from_slice(&image[at..at + n]);
+            u64::from_le_bytes(b)
+        }
+    }
 }
 
 /// The writable byte ranges of an image.

@@ -70,7 +70,8 @@ impl Controllers {
             let s = file.section_by_name(name).ok_or_else(|| format!("the object has no {name} section"))?;
             s.data().map(<[u8]>::to_vec).map_err(|e| format!("{name}: {e}"))
         };
-        let btf = Btf::parse(&section(".BTF")?)?;
+        let mut btf = Btf::parse(&section(".BTF")?)?;
+        elf::fix_offsets(&file, &mut btf);
         Ok(Controllers { elf, btf, rodata: section(".rodata")? })
     }
 

@@ -6,6 +6,7 @@ use serde_json::json;
 use startlab_bpf::btf::Type;
 use startlab_bpf::events::{Event, EVENT_BYTES};
 use startlab_bpf::{ControllerSpec, Controllers};
+use startlab_core::cc::bpf::SimulatorCatalogue;
 use startlab_core::cc::registry::{algorithms, Role};
 
 fn object() -> &'static Controllers {
@@ -73,7 +74,7 @@ fn a_spec_is_written_where_the_program_reads_it() {
     let mut s = spec("newreno", json!({"abc_limit": 2, "beta": 0.7}), "slow-start", Some(json!({"abc_limit": 3})));
     s.initial_ssthresh = Some(64);
     s.pacing = "initial-spreading".into();
-    let image = c.configure(&s).unwrap();
+    let image = c.configure(&s, &SimulatorCatalogue).unwrap();
     let enum_value = |e: &str, v: &str| c.btf.enum_value(e, &format!("{e}__{v}")).unwrap() as u64;
     assert_eq!(read(&image, config_member(c, "cc")), enum_value("startlab_config__cc", "newreno"));
     assert_eq!(read(&image, config_member(c, "startup")), enum_value("startlab_config__startup", "slow_start"));
@@ -100,21 +101,21 @@ fn a_spec_is_written_where_the_program_reads_it() {
 fn what_the_object_cannot_run_is_refused_by_field() {
     let c = object();
     let reno = json!({"abc_limit": 0, "beta": 0.5});
-    let e = c.configure(&spec("newreno", json!({"abc_limit": 0, "beta": 0.5, "gain": 2}), "default", None)).unwrap_err();
+    let e = c.configure(&spec("newreno", json!({"abc_limit": 0, "beta": 0.5, "gain": 2}), "default", None), &SimulatorCatalogue).unwrap_err();
     assert_eq!(e.field, "cc_params.gain");
-    let e = c.configure(&spec("newreno", json!({"abc_limit": 1.5, "beta": 0.5}), "default", None)).unwrap_err();
+    let e = c.configure(&spec("newreno", json!({"abc_limit": 1.5, "beta": 0.5}), "default", None), &SimulatorCatalogue).unwrap_err();
     assert_eq!(e.field, "cc_params.abc_limit");
     assert!(e.message.contains("1.5"), "{e}");
-    let e = c.configure(&spec("newreno", json!({"abc_limit": 0, "beta": "half"}), "default", None)).unwrap_err();
+    let e = c.configure(&spec("newreno", json!({"abc_limit": 0, "beta": "half"}), "default", None), &SimulatorCatalogue).unwrap_err();
     assert_eq!(e.field, "cc_params.beta");
-    let e = c.configure(&spec("no-such-cc", reno.clone(), "default", None)).unwrap_err();
+    let e = c.configure(&spec("no-such-cc", reno.clone(), "default", None), &SimulatorCatalogue).unwrap_err();
     assert_eq!(e.field, "cc");
     assert!(e.message.contains("\"no-such-cc\" has no eBPF port") && e.message.contains("\"newreno\""), "{e}");
-    let e = c.configure(&spec("newreno", reno.clone(), "no-such-startup", Some(json!({})))).unwrap_err();
+    let e = c.configure(&spec("newreno", reno.clone(), "no-such-startup", Some(json!({}))), &SimulatorCatalogue).unwrap_err();
     assert_eq!(e.field, "startup");
     let mut s = spec("newreno", reno, "default", None);
     s.pacing = "fq".into();
-    assert_eq!(c.configure(&s).unwrap_err().field, "tcp.pacing");
+    assert_eq!(c.configure(&s, &SimulatorCatalogue).unwrap_err().field, "tcp.pacing");
 }
 
 /// Every congestion control and start-up algorithm of the simulator has a port, which takes
@@ -135,7 +136,7 @@ fn every_algorithm_of_the_simulator_has_a_port_taking_all_its_parameters() {
             Role::Startup => spec("newreno", reno.clone(), a.name, Some(defaults.into())),
             _ => continue,
         };
-        if let Err(e) = c.configure(&s) {
+        if let Err(e) = c.configure(&s, &SimulatorCatalogue) {
             missing.push(format!("{} ({e})", a.name));
         }
     }

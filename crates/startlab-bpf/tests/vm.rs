@@ -7,12 +7,13 @@ use startlab_bpf::events::{Event, KIND_EXIT};
 use startlab_bpf::layout::{get, known, put};
 use startlab_bpf::vm::{region_base, Vm, ACK_REGION, SOCK_REGION};
 use startlab_bpf::{ControllerSpec, Controllers};
+use startlab_core::cc::bpf::SimulatorCatalogue;
 use std::sync::Arc;
 
 fn vm_for(spec: &ControllerSpec) -> Vm {
     let c = Controllers::built().expect("the eBPF object is built");
     let loaded = Arc::new(Loaded::parse(c.elf).unwrap());
-    let rodata = c.configure(spec).unwrap();
+    let rodata = c.configure(spec, &SimulatorCatalogue).unwrap();
     let data = loaded
         .data
         .iter()

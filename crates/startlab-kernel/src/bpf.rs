@@ -129,7 +129,9 @@ fn btf_of(elf: &[u8]) -> Result<Btf, String> {
     use object::{Object as _, ObjectSection as _};
     let file = object::File::parse(elf).map_err(|e| format!("not an ELF object: {e}"))?;
     let s = file.section_by_name(".BTF").ok_or("the object has no BTF")?;
-    Btf::parse(s.data().map_err(|e| e.to_string())?)
+    let mut btf = Btf::parse(s.data().map_err(|e| e.to_string())?)?;
+    startlab_bpf::elf::fix_offsets(&file, &mut btf);
+    Ok(btf)
 }
 
 /// Where `name` lies in the object's `struct tcp_congestion_ops`.

@@ -15,10 +15,11 @@
  *
  * Differs from the Rust model:
  * - a(w), b(w): the model evaluates the RFC 3649 formulas at the exact window; here they are
- *   interpolated between table rows 6.2 % apart in w (default parameters): relative error
- *   below 0.1 % in a (largest just above low_window, where the model's max(a, 1) bends the curve)
- *   and below 1e-4 absolute in b. a is held in segments x 2^16 and capped at 65535 segments, b in
- *   x 2^32; the window is compared with the rows in segments x 2^16.
+ *   interpolated between table rows 6.2 % apart in w (default parameters; one row sits where the
+ *   model's max(a, 1) bends, w = 40.75): relative error below 0.03 % in a, below 5e-5 absolute
+ *   in b (checked against the model's formulas from 30 to 100000 segments). a is held in
+ *   segments x 2^16 and capped at 65535 segments, b x 2^32; the window is compared with the rows
+ *   in segments x 2^16.
  * - The n newly delivered segments of one ACK add n x a(w)/w at once, with w the window before
  *   the ACK; the model adds a(w)/w n times, re-evaluating a(w)/w after each (the difference is of
  *   order n^2 a^2 / w^3 segments, far below 2^-16 for windows above low_window). n is capped at

@@ -17,7 +17,7 @@ use crate::time::Time;
 use serde_json::{Map, Value};
 use startlab_bpf::elf::Loaded;
 use startlab_bpf::events::{Event, KIND_EXIT, KIND_PHASE};
-use startlab_bpf::layout::{self, known};
+use startlab_bpf::layout;
 use startlab_bpf::vm::{region_base, Vm, ACK_REGION, SOCK_REGION};
 use startlab_bpf::{c_name, Catalogue, ConfigError, ControllerSpec, Controllers};
 use std::collections::HashMap;
@@ -75,6 +75,8 @@ fn load(key: &str, elf: &[u8]) -> Result<Arc<Loaded>, String> {
 pub struct BpfFactory {
     loaded: Arc<Loaded>,
     data: Vec<Vec<u8>>,
+    /// The programs specialised for `data` (startlab_bpf::vm::specialize).
+    code: Arc<Vec<startlab_bpf::vm::Code>>,
     /// `bpf_jiffies64` ticks per second.
     hz: u64,
 }
@@ -114,8 +116,9 @@ pub fn factory(cc: &str, cc_params: &Params, startup: &str, startup_params: &Par
     let controllers = Controllers::built().map_err(|e| refuse("cc", e))?;
     let rodata = controllers.configure(&spec, &SimulatorCatalogue).map_err(|e| refuse(&e.field, e.message))?;
     let loaded = load("startlab", controllers.elf).map_err(|e| refuse("cc", e))?;
-    let data = loaded.data.iter().map(|d| if d.name == ".rodata" { rodata.clone() } else { d.bytes.clone() }).collect();
-    Ok(BpfFactory { loaded, data, hz: 1000 })
+    let data: Vec<Vec<u8>> = loaded.data.iter().map(|d| if d.name == ".rodata" { rodata.clone() } else { d.bytes.clone() }).collect();
+    let code = Vm::specialized(&loaded, &data);
+    Ok(BpfFactory { loaded, data, code, hz: 1000 })
 }
 
 /// A user's object: loaded from `path`, each parameter written into the `.rodata` variable of
@@ -137,7 +140,8 @@ fn user_factory(path: &str, cc_params: &Params, startup: &str) -> Result<BpfFact
         let (off, image) = bytes;
         data[i][off..off + image.len()].copy_from_slice(&image);
     }
-    Ok(BpfFactory { loaded, data, hz })
+    let code = Vm::specialized(&loaded, &data);
+    Ok(BpfFactory { loaded, data, code, hz })
 }
 
 impl BpfFactory {
@@ -147,9 +151,11 @@ impl BpfFactory {
 
     /// One connection's controller.
     pub fn controller(&self) -> BpfController {
-        let mut vm = Vm::new(self.loaded.clone(), self.data.clone());
+        let mut vm = Vm::with_code(self.loaded.clone(), self.data.clone(), self.code.clone());
         vm.hz = self.hz;
-        BpfController { vm, startup: true, failed: None, phase: None }
+        let hooks = ["init", "ssthresh", "cong_avoid", "set_state", "cwnd_event", "pkts_acked", "undo_cwnd"]
+            .map(|h| self.loaded.hooks.get(h).copied());
+        BpfController { vm, startup: true, failed: None, phase: None, calls: 0, hooks }
     }
 }
 
@@ -162,6 +168,10 @@ pub struct BpfController {
     /// The first error of the program; it then does nothing more (the run's warnings say so).
     failed: Option<String>,
     phase: Option<u32>,
+    calls: u64,
+    /// The programs of init, ssthresh, cong_avoid, set_state, cwnd_event, pkts_acked and
+    /// undo_cwnd, looked up once.
+    hooks: [Option<usize>; 7],
 }
 
 impl fmt::Debug for BpfController {
@@ -198,44 +208,46 @@ impl BpfController {
     /// The sender's state into the socket image (tcp_sock fields as Linux keeps them: bytes
     /// for sequence numbers, microseconds for times, srtt x 8).
     fn fill(&mut self, tcb: &Tcb, now: Time) {
+        let f = layout::sock();
         let mss = tcb.mss_bytes.max(1) as u64;
         let flight = tcb.flight_size() as u64;
         let cwnd = tcb.cwnd.max(1.0).floor() as u64;
-        let set = |vm: &mut Vm, path: &str, v: u64| layout::put(vm.sock(), known("tcp_sock", path), v);
-        let vm = &mut self.vm;
-        vm.now_ns = now.as_nanos();
-        set(vm, "snd_cwnd", cwnd.min(u32::MAX as u64));
-        set(vm, "snd_ssthresh", if tcb.ssthresh.is_finite() { (tcb.ssthresh.max(0.0) as u64).min(INFINITE_SSTHRESH) } else { INFINITE_SSTHRESH });
-        set(vm, "snd_cwnd_clamp", u32::MAX as u64);
-        set(vm, "prior_cwnd", tcb.prior_cwnd.max(0.0) as u64);
-        set(vm, "mss_cache", mss);
-        set(vm, "srtt_us", tcb.srtt.map_or(0, |d| d.as_nanos() / 1000 * 8));
-        set(vm, "rtt_min.s[0].v", tcb.min_rtt.map_or(u32::MAX as u64, |d| d.as_nanos() / 1000));
-        set(vm, "snd_una", (tcb.snd_una as u64 * mss) & 0xffff_ffff);
-        set(vm, "snd_nxt", (tcb.high_tx as u64 * mss) & 0xffff_ffff);
-        set(vm, "packets_out", flight);
+        self.vm.now_ns = now.as_nanos();
+        let sk = self.vm.sock();
+        let put = layout::put;
+        put(sk, f.snd_cwnd, cwnd.min(u32::MAX as u64));
+        put(sk, f.snd_ssthresh, if tcb.ssthresh.is_finite() { (tcb.ssthresh.max(0.0) as u64).min(INFINITE_SSTHRESH) } else { INFINITE_SSTHRESH });
+        put(sk, f.snd_cwnd_clamp, u32::MAX as u64);
+        put(sk, f.prior_cwnd, tcb.prior_cwnd.max(0.0) as u64);
+        put(sk, f.mss_cache, mss);
+        put(sk, f.srtt_us, tcb.srtt.map_or(0, |d| d.as_nanos() / 1000 * 8));
+        put(sk, f.min_rtt_us, tcb.min_rtt.map_or(u32::MAX as u64, |d| d.as_nanos() / 1000));
+        put(sk, f.snd_una, (tcb.snd_una as u64 * mss) & 0xffff_ffff);
+        put(sk, f.snd_nxt, (tcb.high_tx as u64 * mss) & 0xffff_ffff);
+        put(sk, f.packets_out, flight);
         // Linux's in-flight estimate is packets_out - (sacked_out + lost_out) + retrans_out.
-        set(vm, "sacked_out", flight.saturating_sub(tcb.in_flight as u64));
-        set(vm, "max_packets_out", if tcb.cwnd_limited { cwnd } else { 0 });
-        set(vm, "is_cwnd_limited", tcb.cwnd_limited as u64);
-        set(vm, "delivered", tcb.delivered & 0xffff_ffff);
-        set(vm, "tcp_mstamp", now.as_nanos() / 1000);
-        set(vm, "tcp_clock_cache", now.as_nanos());
-        set(vm, "snd_wnd", (tcb.rwnd as u64).saturating_mul(mss).min(u32::MAX as u64));
+        put(sk, f.sacked_out, flight.saturating_sub(tcb.in_flight as u64));
+        put(sk, f.max_packets_out, if tcb.cwnd_limited { cwnd } else { 0 });
+        put(sk, f.is_cwnd_limited, tcb.cwnd_limited as u64);
+        put(sk, f.delivered, tcb.delivered & 0xffff_ffff);
+        put(sk, f.tcp_mstamp, now.as_nanos() / 1000);
+        put(sk, f.tcp_clock_cache, now.as_nanos());
+        put(sk, f.snd_wnd, (tcb.rwnd as u64).saturating_mul(mss).min(u32::MAX as u64));
         // A reduction may still be undone while the sender recovers (tcp_sock.undo_marker).
-        set(vm, "undo_marker", matches!(tcb.ca_state, CaState::Recovery | CaState::Loss) as u64);
-        set(vm, "rx_opt.sack_ok", 1);
-        layout::put(vm.sock(), known("inet_connection_sock", "icsk_ca_state"), ca_state(tcb.ca_state));
+        put(sk, f.undo_marker, matches!(tcb.ca_state, CaState::Recovery | CaState::Loss) as u64);
+        put(sk, f.sack_ok, 1);
+        put(sk, f.ca_state, ca_state(tcb.ca_state));
     }
 
     /// What the program wrote, back into the sender's state, and its reports.
     fn take(&mut self, tcb: &mut Tcb) {
+        let f = layout::sock();
         let before = tcb.cwnd.max(1.0).floor();
-        let cwnd = layout::get(self.vm.sock(), known("tcp_sock", "snd_cwnd")) as f64;
+        let cwnd = layout::get(self.vm.sock(), f.snd_cwnd) as f64;
         if cwnd != before {
             tcb.cwnd = cwnd.max(1.0);
         }
-        let ssthresh = layout::get(self.vm.sock(), known("tcp_sock", "snd_ssthresh"));
+        let ssthresh = layout::get(self.vm.sock(), f.snd_ssthresh);
         tcb.ssthresh = if ssthresh >= INFINITE_SSTHRESH { f64::INFINITY } else { ssthresh as f64 };
         for record in self.vm.events.drain(..) {
             let Some(e) = Event::decode(&record) else { continue };
@@ -264,18 +276,35 @@ impl BpfController {
             return None;
         }
         self.fill(tcb, now);
-        let mut full = vec![region_base(SOCK_REGION)];
-        full.extend_from_slice(args);
-        match self.vm.call(hook, &full) {
+        self.calls += 1;
+        let program = match hook {
+            "init" => self.hooks[0],
+            "ssthresh" => self.hooks[1],
+            "cong_avoid" => self.hooks[2],
+            "set_state" => self.hooks[3],
+            "cwnd_event" => self.hooks[4],
+            "pkts_acked" => self.hooks[5],
+            "undo_cwnd" => self.hooks[6],
+            _ => self.vm.loaded.hooks.get(hook).copied(),
+        }?;
+        let mut full = [region_base(SOCK_REGION), 0, 0, 0];
+        let n = args.len().min(3);
+        full[1..1 + n].copy_from_slice(&args[..n]);
+        match self.vm.call_program(program, &full[..1 + n]) {
             Ok(v) => {
                 self.take(tcb);
-                v
+                Some(v)
             }
             Err(e) => {
                 self.failed = Some(format!("{}: {hook}: {e}", self.vm.loaded.name));
                 None
             }
         }
+    }
+
+    /// Instructions the VM has executed for this connection.
+    pub fn executed(&self) -> u64 {
+        self.vm.executed
     }
 
     /// The program's first error, if it had one.
@@ -287,7 +316,7 @@ impl BpfController {
     /// the start of their socket storage `flows`: snd_cwnd as last written, then the fraction
     /// x 2^16); snd_cwnd alone for other objects.
     pub fn exact_cwnd(&mut self) -> f64 {
-        let cwnd = layout::get(self.vm.sock(), known("tcp_sock", "snd_cwnd"));
+        let cwnd = layout::get(self.vm.sock(), layout::sock().snd_cwnd);
         match self.vm.storage("flows") {
             Some(b) if b.len() >= 8 && u32::from_le_bytes(b[0..4].try_into().unwrap()) as u64 == cwnd => {
                 cwnd as f64 + u32::from_le_bytes(b[4..8].try_into().unwrap()) as f64 / 65536.0
@@ -314,7 +343,8 @@ impl BpfController {
 
 /// A Rust model and its eBPF port compared hook by hook on the same inputs: the model drives
 /// the connection; before each hook the port is given the model's state, after it the two
-/// results are compared. What [`Shadow`]s of one flow found.
+/// results are compared. Both get RTTs in whole microseconds (Linux's resolution: the model
+/// alone would see nanoseconds). What [`Shadow`]s of one flow found.
 #[derive(Clone, Debug, Default)]
 pub struct Differences {
     /// Hook calls compared, and of them `cong_avoid` calls (ACKs).
@@ -373,6 +403,12 @@ impl Shadow {
         g: impl FnOnce(&mut BpfController, &mut Tcb) -> R,
         compare_returned: bool,
     ) -> R {
+        // The same inputs for both: RTTs at Linux's resolution (whole microseconds), which is
+        // all a port ever sees.
+        let us = |d: Option<crate::time::Duration>| d.map(|d| crate::time::Duration::from_nanos(d.as_nanos() / 1000 * 1000));
+        tcb.srtt = us(tcb.srtt);
+        tcb.min_rtt = us(tcb.min_rtt);
+        tcb.latest_rtt = us(tcb.latest_rtt);
         let mut copy = tcb.clone();
         copy.exit_reason_hint = None;
         let hint_before = tcb.exit_reason_hint;
@@ -397,6 +433,7 @@ impl Shadow {
         log.max_cwnd_gap = log.max_cwnd_gap.max(gap);
         log.max_cwnd_gap_relative = log.max_cwnd_gap_relative.max(gap / tcb.cwnd.max(1.0));
         let agrees = whole == tcb.cwnd.max(1.0).floor() || gap <= CWND_TOLERANCE * tcb.cwnd.max(1.0);
+        if std::env::var_os("SCRATCH_TRACE").is_some() { eprintln!("TRACE {} {hook} m_cwnd {:.5} p_cwnd {:.5} m_ss {:.3} p_ss {:.3} st {:?} r {:.3} p {:.3} una {} hi {} infl {} dlv {} srtt {:?} min {:?}", log.hooks, tcb.cwnd, port_cwnd, tcb.ssthresh, copy.ssthresh, tcb.ca_state, r.into(), p.into(), tcb.snd_una, tcb.high_tx, tcb.in_flight, tcb.delivered, tcb.srtt, tcb.min_rtt); }
         if !agrees {
             log.misses += 1;
             if log.first_miss.is_none() {
@@ -446,6 +483,9 @@ impl CongestionControl for Shadow {
         self.both(tcb, "cwnd_event", |m, t| { m.cwnd_event(t, event, now); 0.0 }, |p, t| { p.cwnd_event(t, event, now); 0.0 }, false);
     }
     fn pkts_acked(&mut self, tcb: &mut Tcb, sample: &AckSample, now: Time) {
+        let mut sample = *sample;
+        sample.rtt = sample.rtt.map(|d| crate::time::Duration::from_nanos(d.as_nanos() / 1000 * 1000));
+        let sample = &sample;
         self.both(tcb, "pkts_acked", |m, t| { m.pkts_acked(t, sample, now); 0.0 }, |p, t| { p.pkts_acked(t, sample, now); 0.0 }, false);
     }
     fn undo_cwnd(&mut self, tcb: &mut Tcb) -> f64 {
@@ -497,12 +537,13 @@ impl CongestionControl for BpfController {
     }
 
     fn pkts_acked(&mut self, tcb: &mut Tcb, sample: &AckSample, now: Time) {
+        let f = layout::sock();
         let s = self.vm.ack_sample();
-        layout::put(s, known("ack_sample", "pkts_acked"), sample.acked as u64);
+        layout::put(s, f.pkts_acked, sample.acked as u64);
         // No sample is -1 (Linux: rtt_us < 0 when none was taken).
         let rtt = sample.rtt.map_or(-1i64, |d| (d.as_nanos() / 1000) as i64);
-        layout::put(s, known("ack_sample", "rtt_us"), rtt as u64);
-        layout::put(s, known("ack_sample", "in_flight"), sample.prior_in_flight as u64);
+        layout::put(s, f.rtt_us, rtt as u64);
+        layout::put(s, f.in_flight, sample.prior_in_flight as u64);
         self.call(tcb, now, "pkts_acked", &[region_base(ACK_REGION)]);
     }
 
