@@ -42,6 +42,9 @@ pub struct Connection {
     /// `tcp.pacing = "initial-spreading"`: the initial window (segments) and the MSS (bytes),
     /// spread over the first RTT (`traffic::spread_initial_window`).
     pub spread: Option<(u32, u32)>,
+    /// The controller reports its phases and slow-start exit as startlab's ports do (a user's
+    /// object and Linux's own controllers are read from the trace instead).
+    pub reports: bool,
 }
 
 /// One UDP source of the kernel run: the simulator's own source (its schedule and on-off
@@ -418,6 +421,10 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
         let cc_params = given(&entry.cc_params);
         let startup_params = given(&entry.startup_params);
         let control = kernel_control(&at, controller, cfg, &cc_params, &startup_params, available)?;
+        let reports = match &control {
+            Control::Bpf(kc) => !kc.spec.cc.starts_with(startlab_core::cc::bpf::PREFIX),
+            Control::BuiltIn(..) => false,
+        };
         let (kernel_cc, bpf) = match &control {
             Control::BuiltIn(name, _) => (name.to_string(), None),
             Control::Bpf(kc) => {
@@ -451,6 +458,7 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
             src: node(plan.src),
             dst: node(plan.dst),
             cc: kernel_cc,
+            reports,
             bpf,
             spread: (cfg.pacing == Pacing::InitialSpreading)
                 .then_some((cfg.initial_window, cfg.mss_bytes)),

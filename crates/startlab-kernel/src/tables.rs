@@ -76,7 +76,7 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
         let events: Vec<&Event> = run
             .bpf_events
             .iter()
-            .filter(|e| c.bpf.is_some() && e.sport == port && e.saddr.to_string() == addr && e.time_ns >= o.opened_ns)
+            .filter(|e| c.reports && e.sport == port && e.saddr.to_string() == addr && e.time_ns >= o.opened_ns)
             .collect();
         let phases: Vec<(u64, u8)> = events
             .iter()
@@ -90,7 +90,7 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
             run.start_ns,
             o.info.snd_mss.max(1),
         ) {
-            if c.bpf.is_some() {
+            if c.reports {
                 // The phase the controller last reported at or before the record.
                 let t = row.time_ns as u64 + run.start_ns;
                 if let Some(&(_, p)) = phases.iter().rev().find(|(at, _)| *at <= t) {
@@ -99,7 +99,7 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
             }
             series.push(row);
         }
-        let exit = if c.bpf.is_some() {
+        let exit = if c.reports {
             events.iter().find(|e| e.kind == KIND_EXIT).map(|e| KernelExit {
                 time_ns: e.time_ns,
                 cwnd: e.cwnd,

@@ -65,11 +65,21 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("cc = \"cubic\"\ncc_params = { k_rule = \"pseudo-code\" }", FIFTY, "delayed_ack = false", "2s"),
     ("cc = \"cubic\"\nstartup = \"hystart\"", FIFTY, "delayed_ack = false", "2s"),
     ("cc = \"cubic\"\ncc_params = { k_rule = \"pseudo-code\" }\nstartup = \"hystart\"\nstartup_params = { variant = \"linux\" }", FIFTY, "delayed_ack = false", "2s"),
+    ("cc = \"westwood\"", QUARTER, "", "2s"),
+    ("cc = \"westwood\"\nstartup = \"astart\"", QUARTER, "initial_ssthresh = 16", "6s"),
+    ("cc = \"newreno\"\nstartup = \"hoe\"", r#"{ rate = "2Mbps", delay = "20ms", queue = { kind = "droptail", limit = "1BDP" } }"#, "", "2s"),
+    ("cc = \"newreno\"\nstartup = \"pstart\"", TWENTY, "initial_ssthresh = 200", "2s"),
+    ("cc = \"newreno\"\nstartup = \"lss\"", TWENTY, "initial_ssthresh = 200", "2s"),
+    ("cc = \"newreno\"\nstartup = \"search\"", TWENTY, "initial_ssthresh = 200", "2s"),
     ("cc = \"cubic\"\nstartup = \"hystart++\"", r#"{ rate = "50Mbps", delay = "20ms", queue = { kind = "droptail", limit = "16BDP" } }"#, "delayed_ack = false", "3s"),
 ];
 
 /// 50 Mbit/s, RTT 40 ms, a buffer of one BDP.
 const FIFTY: &str = r#"{ rate = "50Mbps", delay = "20ms", queue = { kind = "droptail", limit = "1BDP" } }"#;
+/// 50 Mbit/s, RTT 40 ms, a buffer of a quarter BDP.
+const QUARTER: &str = r#"{ rate = "50Mbps", delay = "20ms", queue = { kind = "droptail", limit = "0.25BDP" } }"#;
+/// 20 Mbit/s, RTT 100 ms, a buffer of two BDPs.
+const TWENTY: &str = r#"{ rate = "20Mbps", delay = "50ms", queue = { kind = "droptail", limit = "2BDP" } }"#;
 /// 10 Mbit/s, RTT 98 ms, a buffer of one BDP.
 const TEN: &str = r#"{ rate = "10Mbps", delay = "49ms", queue = { kind = "droptail", limit = "1BDP" } }"#;
 
@@ -210,4 +220,45 @@ interval = "1ms"
     let spread = first_rtt_queue("initial-spreading");
     assert!(burst >= 7, "an unpaced initial window queues: {burst}");
     assert!(spread <= 1, "a spread one does not: {spread}");
+}
+
+/// A user's controller (examples/bpf/aimd.bpf.c), compiled as docs/bpf.md says, runs in the
+/// kernel from the same scenario the simulator runs, with its parameters: after the first loss
+/// ssthresh is `decrease_percent` of cwnd.
+#[test]
+#[ignore = "kernel: needs root, network namespaces, TUN and tracefs"]
+fn kernel_bpf_a_users_controller_runs_with_its_parameters() {
+    if !is_root() {
+        eprintln!("skipped: not root");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("startlab-kernel-aimd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let object = dir.join("aimd.bpf.o");
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bpf/aimd.bpf.c");
+    let ok = std::process::Command::new("clang")
+        .args(["-g", "-O2", "-target", "bpf", "-D__TARGET_ARCH_x86", "-I/usr/include/bpf", "-c"])
+        .arg(&source)
+        .arg("-o")
+        .arg(&object)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let flow = format!("cc = {{ bpf = \"{}\" }}\ncc_params = {{ decrease_percent = 70 }}", object.display());
+    let text = scenario(FIFTY, "", &flow, "3s");
+    let s = scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap();
+    let out = run(&s, &RunOptions::default()).unwrap();
+    assert_eq!(out.facts.connections[0].cc, "startlab_0");
+    assert!(registered().is_empty());
+    let series = &out.report.flow_series;
+    // Slow start ends by a loss; tcp_probe's ssthresh is the raw one during the recovery that
+    // follows it.
+    let f = &out.report.flows;
+    assert_eq!(f.ss_exit_reason[0].as_deref(), Some("loss"));
+    let cwnd = f.ss_exit_cwnd[0].unwrap();
+    let ssthresh = series.ssthresh.iter().find_map(|s| *s).expect("a loss");
+    eprintln!("cwnd {cwnd} before the loss, ssthresh {ssthresh} after");
+    assert!((ssthresh - 0.7 * cwnd).abs() <= 0.03 * cwnd + 2.0, "cwnd {cwnd}, ssthresh {ssthresh}");
+    std::fs::remove_dir_all(dir).unwrap();
 }

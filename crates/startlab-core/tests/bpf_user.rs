@@ -1,0 +1,116 @@
+//! A user's own eBPF controller (examples/bpf/aimd.bpf.c) in the simulator, as docs/bpf.md
+//! describes: compiled with clang, named by `cc = { bpf = FILE }`, its parameters written into
+//! its `const volatile` globals; and what the simulator does not provide refused by name before
+//! a run.
+
+use startlab_core::scenario;
+use startlab_core::simulation::Simulation;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Compiles `source` into `dir`, as the docs say a user does.
+fn compile(source: &Path, dir: &Path, defines: &[&str]) -> PathBuf {
+    let out = dir.join(format!("{}.o", source.file_stem().unwrap().to_string_lossy()));
+    let status = Command::new(std::env::var("STARTLAB_CLANG").unwrap_or_else(|_| "clang".into()))
+        .args(["-g", "-O2", "-target", "bpf", "-D__TARGET_ARCH_x86", "-I/usr/include/bpf", "-c"])
+        .args(defines)
+        .arg(source)
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .expect("clang runs (make setup installs it)");
+    assert!(status.success(), "clang failed on {}", source.display());
+    out
+}
+
+fn aimd(dir: &Path) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bpf/aimd.bpf.c");
+    compile(&root, dir, &[])
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("startlab-bpf-user-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn scenario_text(object: &Path, params: &str) -> String {
+    format!(
+        r#"
+duration = "5s"
+[topology]
+kind = "dumbbell"
+pairs = 1
+bottleneck = {{ rate = "20Mbps", delay = "20ms", queue = {{ kind = "droptail", limit = "1BDP" }} }}
+access = {{ rate = "1Gbps", delay = "0.1ms" }}
+[tcp]
+mss = "1448B"
+sack = true
+recovery = "sack"
+initial_ssthresh = 100
+[[flows]]
+cc = {{ bpf = "{}" }}
+cc_params = {params}
+[measure]
+interval = "1ms"
+"#,
+        object.display()
+    )
+}
+
+/// The first ssthresh after the start-up exit, and the cwnd just before it.
+fn first_cut(object: &Path, params: &str) -> (f64, f64, String) {
+    let s = scenario::resolve(&scenario::from_toml(&scenario_text(object, params)).unwrap()).unwrap();
+    let r = Simulation::from_resolved(s).run();
+    let f = &r.flows;
+    let exit = (f.ss_exit_cwnd[0].unwrap(), f.ss_exit_reason[0].clone().unwrap());
+    let series = &r.flow_series;
+    // ssthresh is 100 until the first loss sets a new one.
+    let i = (0..series.time_ns.len()).find(|&i| series.ssthresh[i].is_some_and(|s| s != 100.0)).expect("a loss");
+    assert_eq!(exit.1, "threshold");
+    assert_eq!(exit.0, 100.0);
+    (series.cwnd[i - 1], series.ssthresh[i].unwrap(), exit.1)
+}
+
+#[test]
+fn a_users_controller_runs_with_its_parameters() {
+    let dir = tmp("aimd");
+    let object = aimd(&dir);
+    // Slow start to the scenario's ssthresh (100), then a loss: ssthresh = cwnd x decrease %.
+    for (params, percent) in [("{}", 50.0), ("{ decrease_percent = 70, increase = 2 }", 70.0)] {
+        let (cwnd, ssthresh, _) = first_cut(&object, params);
+        assert_eq!(ssthresh, (cwnd * percent / 100.0).floor().max(2.0), "{params}: cwnd {cwnd}");
+    }
+    // Deterministic: the same scenario twice gives the same series.
+    let text = scenario_text(&object, "{ decrease_percent = 70 }");
+    let run = || Simulation::from_resolved(scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap()).run().flow_series.cwnd;
+    assert_eq!(run(), run());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn what_the_simulator_does_not_provide_is_refused_by_name() {
+    let dir = tmp("refused");
+    let object = aimd(&dir);
+    let resolve = |text: String| scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap_err().to_string();
+    // A parameter the object has no variable for.
+    let e = resolve(scenario_text(&object, "{ gain = 2 }"));
+    assert!(e.starts_with("flows[0].cc_params.gain: the object has no global variable \"gain\""), "{e}");
+    // A value its variable cannot hold.
+    let e = resolve(scenario_text(&object, "{ increase = 1.5 }"));
+    assert!(e.starts_with("flows[0].cc_params.increase: 1.5 is not a whole number"), "{e}");
+    // A field of tcp_sock the simulator does not lay out.
+    let source = dir.join("bytes.bpf.c");
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bpf/aimd.bpf.c"))
+        .unwrap()
+        .replace("\t__u32 snd_ssthresh;\n", "\t__u32 snd_ssthresh;\n\t__u64 bytes_acked;\n")
+        .replace("\treturn s > 2 ? s : 2;", "\treturn s > 2 ? s + (__u32)tp->bytes_acked : 2;");
+    std::fs::write(&source, text).unwrap();
+    let other = compile(&source, &dir, &[]);
+    let e = resolve(scenario_text(&other, "{}"));
+    assert!(e.contains("tcp_sock.bytes_acked, which the simulator does not provide"), "{e}");
+    // A file that is not there.
+    let e = resolve(scenario_text(&dir.join("missing.o"), "{}"));
+    assert!(e.starts_with("flows[0].cc: bpf:") && e.contains("missing.o"), "{e}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
