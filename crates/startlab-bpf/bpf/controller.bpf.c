@@ -48,7 +48,7 @@ struct startlab_config {
 	enum startlab_config__startup startup;
 	enum startlab_config__pacing pacing;
 	__u32 initial_ssthresh; /* segments; 0: Linux's (infinite) */
-	__u32 initial_window;   /* segments, for Initial Spreading */
+	__u32 initial_window;   /* segments; 0: the route's (the simulator sets its own) */
 	CC_LIST(CONFIG_MEMBER)
 	STARTUP_LIST(CONFIG_MEMBER)
 };
@@ -230,6 +230,12 @@ void BPF_PROG(startlab_init, struct sock *sk)
 	ca.f->phase = PHASE_SLOW_START;
 	if (config.initial_ssthresh)
 		ca.tp->snd_ssthresh = config.initial_ssthresh;
+	/* The scenario's initial window, per connection (Linux sets it per route, initcwnd, in
+	 * tcp_init_transfer just before calling init). */
+	if (config.initial_window) {
+		ca.tp->snd_cwnd = config.initial_window;
+		ca.f->last_cwnd = config.initial_window;
+	}
 	if (config.pacing == startlab_config__pacing__none) {
 		sk->sk_pacing_status = SK_PACING_NONE;
 	} else if (config.pacing == startlab_config__pacing__initial_spreading) {

@@ -254,6 +254,7 @@ fn kernel_control(
     cc_params: &[(String, Value)],
     startup_params: &[(String, Value)],
     available: &[String],
+    own_initial_window: bool,
 ) -> Result<Control, ScenarioError> {
     let (scenario_cc, startup) = (controller.cc(), controller.startup());
     // `bpf:NAME` asks for startlab's port even where Linux has the algorithm; `bpf:FILE.o` is
@@ -264,6 +265,7 @@ fn kernel_control(
     }
     let cc = forced.unwrap_or(scenario_cc);
     let linux_sender = forced.is_none()
+        && !own_initial_window
         && !cfg.initial_ssthresh.is_finite()
         && matches!(cfg.pacing, Pacing::ByController | Pacing::Linux { .. });
     let has = |name: &str| available.iter().any(|a| a == name);
@@ -363,6 +365,8 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
     let mut tcp = Vec::new();
     let mut cubic: Option<(String, CubicModule)> = None;
     let mut controllers: Vec<KernelController> = Vec::new();
+    // The initial window of the first TCP entry from each sending host.
+    let mut first_window: Vec<(startlab_core::net::NodeId, u32)> = Vec::new();
     let mut flow = 0u32;
     // Arrival processes: (entry, controller, draws), numbered after every other flow.
     let mut arrivals = Vec::new();
@@ -420,7 +424,15 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
         };
         let cc_params = given(&entry.cc_params);
         let startup_params = given(&entry.startup_params);
-        let control = kernel_control(&at, controller, cfg, &cc_params, &startup_params, available)?;
+        // Linux sets the initial window per route: an entry whose window differs from the first
+        // entry's on the same sending host runs startlab's port, which sets it per connection.
+        let own_initial_window = first_window
+            .iter()
+            .any(|&(src, w)| src == plan.src && w != cfg.initial_window);
+        if !first_window.iter().any(|&(src, _)| src == plan.src) {
+            first_window.push((plan.src, cfg.initial_window));
+        }
+        let control = kernel_control(&at, controller, cfg, &cc_params, &startup_params, available, own_initial_window)?;
         let reports = match &control {
             Control::Bpf(kc) => !kc.spec.cc.starts_with(startlab_core::cc::bpf::PREFIX),
             Control::BuiltIn(..) => false,

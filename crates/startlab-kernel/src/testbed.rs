@@ -230,7 +230,8 @@ pub fn layout(net: &Network, plan: &KernelPlan) -> Result<Layout, ScenarioError>
         }
         let min_rto_ms = (t.min_rto.as_nanos() / 1_000_000).max(1);
         let sender = RouteOptions {
-            initcwnd: Some(t.initial_window),
+            // startlab's ports set the initial window per connection, in their init.
+            initcwnd: (!c.reports).then_some(t.initial_window),
             rto_min_ms: Some(min_rto_ms),
             ..RouteOptions::default()
         };
