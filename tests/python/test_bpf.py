@@ -1,0 +1,104 @@
+"""eBPF controllers in the simulator from Python and the command line: startlab's ports by name
+(``cc = "bpf:NAME"``) and a user's object (``cc = { bpf = "FILE.o" }``), docs/bpf.md."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import tomli_w
+
+import startlab
+from support import ROOT
+
+Cli = Callable[..., subprocess.CompletedProcess[str]]
+
+
+def document(flow: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": "bpf",
+        "duration": "3s",
+        "topology": {
+            "kind": "dumbbell",
+            "pairs": 1,
+            "bottleneck": {
+                "rate": "20Mbps",
+                "delay": "20ms",
+                "queue": {"kind": "droptail", "limit": "1BDP"},
+            },
+            "access": {"rate": "1Gbps", "delay": "0.5ms"},
+        },
+        "tcp": {"mss": "1448B", "sack": True, "recovery": "sack", "handshake": True},
+        "flows": [flow],
+    }
+
+
+@pytest.mark.parametrize(
+    ("cc", "startup"), [("newreno", "default"), ("cubic", "default"), ("newreno", "hystart")]
+)
+def test_a_port_runs_in_the_simulator_and_leaves_slow_start_as_its_model(
+    cc: str, startup: str
+) -> None:
+    model = startlab.run(document({"cc": cc, "startup": startup})).flows
+    port = startlab.run(document({"cc": f"bpf:{cc}", "startup": startup})).flows
+    assert port["cc"][0] == f"bpf:{cc}"
+    assert port["ss_exit_reason"][0] == model["ss_exit_reason"][0]
+    assert port["ss_exit_ns"][0] == model["ss_exit_ns"][0]
+    assert abs(port["ss_exit_cwnd"][0] - model["ss_exit_cwnd"][0]) <= 1.0
+
+
+def test_a_users_controller_runs_from_the_command_line(cli: Cli, tmp_path: Path) -> None:
+    clang = shutil.which("clang")
+    assert clang, "clang is installed by make setup"
+    obj = tmp_path / "aimd.bpf.o"
+    subprocess.run(
+        [
+            clang,
+            "-g",
+            "-O2",
+            "-target",
+            "bpf",
+            "-D__TARGET_ARCH_x86",
+            "-I/usr/include/bpf",
+            "-c",
+            str(ROOT / "examples" / "bpf" / "aimd.bpf.c"),
+            "-o",
+            str(obj),
+        ],
+        check=True,
+    )
+    path = tmp_path / "aimd.toml"
+    flow = {"cc": {"bpf": str(obj)}, "cc_params": {"decrease_percent": 70}}
+    path.write_text(tomli_w.dumps(document(flow)), encoding="utf-8")
+    proc = cli("run", path, "-o", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    flows = startlab.Result.load(tmp_path / "out").flows
+    assert flows["cc"][0] == f"bpf:{obj}"
+    assert flows["ss_exit_reason"][0] == "loss"
+
+
+@pytest.mark.parametrize(
+    ("flow", "message"),
+    [
+        ({"cc": "bpf:nosuch"}, 'flows[0].cc: "bpf:nosuch": unknown congestion control "nosuch"'),
+        ({"cc": {"bpf": "/nonexistent/cc.bpf.o"}}, "flows[0].cc: bpf:/nonexistent/cc.bpf.o"),
+        ({"cc": {"bpf": "x.o", "hz": 1}}, "flows[0].cc"),
+        (
+            {"cc": "bpf:newreno", "cc_params": {"gain": 1}},
+            "flows[0].cc_params: unknown field `gain`",
+        ),
+    ],
+)
+def test_a_bad_ebpf_controller_is_refused_by_field(
+    cli: Cli, tmp_path: Path, flow: dict[str, Any], message: str
+) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(tomli_w.dumps(document(flow)), encoding="utf-8")
+    proc = cli("run", path, "-o", tmp_path / "out")
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr, proc.stderr
+    assert not (tmp_path / "out").exists()
