@@ -17,6 +17,12 @@
  *   T_k's cwnd ratio drops cwnd's fraction; Rust computes in f64 seconds. On a kernel trace
  *   (50 Mbit/s, 40 ms, 25,000 ACKs) the port's ERE stayed within 0.1 % of a float replica of
  *   rate.rs fed the same ACKs (3 % over the first 20 ACKs, while it is below 100 segments/s).
+ *   Against the model in the simulator the gap can be larger: with ACK clocking the start of the
+ *   RE window, now - srtt, lands on the time of an earlier ACK (the one that released the
+ *   segment acknowledged now) to within nanoseconds once srtt has settled, and whether that ACK
+ *   is inside is decided on microseconds here (now, the history and srtt_us truncated), on
+ *   nanoseconds in the model; each ACK on the other side moves RE's sample by 1/srtt, and
+ *   through T_k the ERE moved by up to 2-4 % on the differential test's lossy path.
  * - The history of (ACK time, segments delivered) is a ring of ERE_HISTORY (2048) entries, one
  *   per distinct microsecond (Rust: 65536 per distinct nanosecond), in a socket storage of its
  *   own (map ere_history, 32 KiB per connection, as struct flow must stay small). With more ACK
@@ -40,6 +46,8 @@
  *   grown; Linux calls pkts_acked for every ACK with data outstanding, duplicates included).
  *   An ACK carrying data would be counted too (the testbed's receivers send none). Pure ACKs
  *   that GRO coalesced count as one duplicate (Linux itself counts skb gso_segs of them).
+ *   The simulator calls neither in_ack_event nor pkts_acked for an ACK that delivered nothing,
+ *   so there neither port counts a duplicate ACK (the model counts each as one segment).
  */
 #ifndef STARTLAB_RATE_H
 #define STARTLAB_RATE_H

@@ -29,7 +29,12 @@
  *   computed on x shifted right by a multiple of 3 bits (K then at 2^-16 s x 2^j, j <= 11). |t - K|
  *   is capped at 1024 s (the model's is not; the window is then clamped by max_growth_per_rtt).
  * - ssthresh is whole segments (snd_ssthresh): max(beta cwnd, 2) truncated; the model keeps the
- *   fraction. W_last_max keeps the fraction, as in the model.
+ *   fraction. W_last_max keeps the fraction, as in the model. Slow start after a timeout thus
+ *   ends at the whole ssthresh S, as Linux's tcp_slow_start does, where the model's ends at S + f
+ *   (an ACK at cwnd S is the model's last of slow start and the port's first of congestion
+ *   avoidance), so cwnd goes on up to f below the model's until cubic_update's target closes the
+ *   gap or the next reduction (f - 0.05 = 0.26 segment on the differential test's timeout path,
+ *   S + f = 34.31).
  * - `acked` is Linux's newly delivered count (cong_avoid's argument, tp->delivered - prior), which
  *   is what the model's NewlyDelivered recovers from pkts_acked; the model's additional bound
  *   "0 if pkts_acked did not run for this ACK" does not exist here (Linux runs pkts_acked on every

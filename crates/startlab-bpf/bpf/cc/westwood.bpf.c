@@ -9,8 +9,9 @@
  * Hooks: init starts the estimator; ssthresh keeps cwnd at the loss and returns ERE x RTT_min
  * (Reno's FlightSize / 2 before the first estimate); cong_avoid is reno_cong_avoid with beta 0.5;
  * pkts_acked feeds the segments the ACK delivered to the estimator; in_ack_event stands for the
- * simulator's CwndEvent::DupAck (see rate.h); set_state notes the end of fast recovery;
- * undo_cwnd is Linux's tcp_reno_undo_cwnd (the model's default); in_startup is cwnd < ssthresh.
+ * simulator's CwndEvent::DupAck (see rate.h); set_state caps cwnd at the end of fast recovery
+ * and notes it; undo_cwnd is Linux's tcp_reno_undo_cwnd (the model's default); in_startup is
+ * cwnd < ssthresh.
  *
  * Differs from the Rust model:
  * - Everything rate.h lists for the estimator (fixed point, history ring, Linux's srtt and
@@ -19,7 +20,22 @@
  *   CA_ACK_WIN_UPDATE, that SACKed nothing new, with data outstanding. Linux's own Westwood+
  *   (tcp_westwood.c) counts the ACKs flagged CA_ACK_SLOWPATH that leave snd_una alone; on this
  *   kernel (6.18) duplicate ACKs come without that flag (rate.h), so the port does not use it.
+ *   The simulator calls no in_ack_event (nor pkts_acked for an ACK that delivered nothing), so
+ *   there the port counts no duplicate ACK at all (with SACK those that SACK nothing new are few:
+ *   4 on the differential test's lossy path; the model counts each as one segment delivered).
  * - ssthresh and the cap are whole segments (snd_ssthresh holds them): ERE x RTT_min truncated.
+ *   Slow start (after the cap left cwnd below ssthresh, or after a timeout) therefore ends at
+ *   the whole ssthresh, below the model's by its fraction f, and congestion avoidance goes on
+ *   from there: cwnd stays up to f below the model's until the next reduction (Linux's own
+ *   tcp_slow_start ends at the whole snd_ssthresh too). T_k reads that cwnd, so the ERE differs
+ *   a little more.
+ * - The ERE itself runs on Linux's microsecond clock (rate.h): in an ACK-clocked steady state the
+ *   RE window's start, now - srtt, falls on an earlier ACK's time to within nanoseconds, and
+ *   which side of it that ACK is on (the model decides in ns, the port in us) moves RE's sample
+ *   by 1/srtt; through T_k this moves the ERE by a few percent at times (on the differential
+ *   test's lossy path ERE x RTT_min, hence ssthresh, was up to 4 segments of 120 below the
+ *   model's; 2 when the port was given the model's cwnd before every hook; at most 1 when the
+ *   model's ACK times were also truncated to microseconds).
  * - Loss recovery is Linux's (SACK, RACK-TLP, PRR), which sets cwnd during recovery; Linux calls
  *   set_state(Open) before tcp_end_cwnd_reduction sets cwnd = ssthresh (the simulator's sender,
  *   as the model expects, after), so the cap the model applies in set_state is applied there

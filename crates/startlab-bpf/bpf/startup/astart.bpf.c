@@ -18,7 +18,8 @@
  * - Everything rate.h lists for the estimator (fixed point, history ring, Linux's srtt and
  *   tcp_min_rtt, newly delivered segments from tp->delivered or pkts_acked). A start-up has no
  *   in_ack_event here: duplicate ACKs are told in pkts_acked (which Linux calls for every ACK
- *   with data outstanding): snd_una, tp->delivered and snd_wnd unchanged.
+ *   with data outstanding): snd_una, tp->delivered and snd_wnd unchanged. The simulator calls
+ *   pkts_acked only for ACKs that delivered data, so there the port counts no duplicate ACK.
  * - ssthresh holds whole segments: it is raised to ERE x RTT_min truncated, when that is larger.
  * - Every timeout reaches set_state(Loss) (Linux calls it even when already in Loss), as every
  *   timeout raises CwndEvent::Loss in the model; Linux sends CA_EVENT_LOSS only with a new

@@ -359,11 +359,19 @@ pub struct Differences {
     pub first_miss: Option<String>,
     /// Gaps above `tolerance`.
     pub misses: u64,
+    /// Slow starts the port ended at the whole ssthresh below the model's fractional one
+    /// (accepted; see `Shadow::both`).
+    pub whole_ssthresh_ends: u64,
     /// The start-up exit of each: (hook number, cwnd, reason hint).
     pub model_exit: Option<(u64, f64, String)>,
     pub port_exit: Option<(u64, f64, String)>,
     /// The port's first error.
     pub error: Option<String>,
+}
+
+/// `now` in whole microseconds (Linux's `tcp_mstamp`), for both sides of a [`Shadow`].
+fn at(now: Time) -> Time {
+    Time::from_nanos(now.as_nanos() / 1000 * 1000)
 }
 
 /// Relative tolerance of the cwnd comparison: the ports keep cwnd to 2^-16 of a segment and
@@ -403,16 +411,19 @@ impl Shadow {
         g: impl FnOnce(&mut BpfController, &mut Tcb) -> R,
         compare_returned: bool,
     ) -> R {
-        // The same inputs for both: RTTs at Linux's resolution (whole microseconds), which is
-        // all a port ever sees.
+        // The same inputs for both, at Linux's resolution, which is all a port ever sees: RTTs
+        // (and the clock, see `at`) in whole microseconds.
         let us = |d: Option<crate::time::Duration>| d.map(|d| crate::time::Duration::from_nanos(d.as_nanos() / 1000 * 1000));
+        let (cwnd_before, ssthresh_before) = (tcb.cwnd, tcb.ssthresh);
         tcb.srtt = us(tcb.srtt);
         tcb.min_rtt = us(tcb.min_rtt);
         tcb.latest_rtt = us(tcb.latest_rtt);
         let mut copy = tcb.clone();
         copy.exit_reason_hint = None;
         let hint_before = tcb.exit_reason_hint;
-        if tcb.cwnd != self.last_cwnd {
+        // The sender set cwnd, or the two straddle a whole segment (the port would read the
+        // model's whole cwnd as a change from outside): the port is given the model's window.
+        if tcb.cwnd != self.last_cwnd || tcb.cwnd.max(1.0).floor() != self.port.exact_cwnd().floor() {
             self.port.sync_cwnd(tcb.cwnd);
         }
         let r = f(self.model.as_mut(), tcb);
@@ -432,8 +443,25 @@ impl Shadow {
         let gap = (port_cwnd - tcb.cwnd).abs();
         log.max_cwnd_gap = log.max_cwnd_gap.max(gap);
         log.max_cwnd_gap_relative = log.max_cwnd_gap_relative.max(gap / tcb.cwnd.max(1.0));
-        let agrees = whole == tcb.cwnd.max(1.0).floor() || gap <= CWND_TOLERANCE * tcb.cwnd.max(1.0);
-        if std::env::var_os("SCRATCH_TRACE").is_some() { eprintln!("TRACE {} {hook} m_cwnd {:.5} p_cwnd {:.5} m_ss {:.3} p_ss {:.3} st {:?} r {:.3} p {:.3} una {} hi {} infl {} dlv {} srtt {:?} min {:?}", log.hooks, tcb.cwnd, port_cwnd, tcb.ssthresh, copy.ssthresh, tcb.ca_state, r.into(), p.into(), tcb.snd_una, tcb.high_tx, tcb.in_flight, tcb.delivered, tcb.srtt, tcb.min_rtt); }
+        let mut agrees = whole == tcb.cwnd.max(1.0).floor() || gap <= CWND_TOLERANCE * tcb.cwnd.max(1.0);
+        // Linux's ssthresh is whole segments: where the model's slow start ends at a fractional
+        // ssthresh S + f, a port without a fraction of its own ends at S, up to f below. That
+        // ACK is accepted, and the port given the model's window after it.
+        let f = ssthresh_before - ssthresh_before.floor();
+        if hook == "cong_avoid"
+            && ssthresh_before.is_finite()
+            && f > 0.0
+            && cwnd_before < ssthresh_before
+            && tcb.cwnd >= ssthresh_before.floor()
+            && port_cwnd >= tcb.cwnd - f - CWND_TOLERANCE * tcb.cwnd
+            && port_cwnd <= tcb.cwnd + CWND_TOLERANCE * tcb.cwnd
+        {
+            agrees = true;
+            if port_cwnd != tcb.cwnd {
+                log.whole_ssthresh_ends += 1;
+                self.port.sync_cwnd(tcb.cwnd);
+            }
+        }
         if !agrees {
             log.misses += 1;
             if log.first_miss.is_none() {
@@ -468,25 +496,25 @@ impl Shadow {
 
 impl CongestionControl for Shadow {
     fn init(&mut self, tcb: &mut Tcb, now: Time) {
-        self.both(tcb, "init", |m, t| { m.init(t, now); 0.0 }, |p, t| { p.init(t, now); 0.0 }, false);
+        self.both(tcb, "init", |m, t| { m.init(t, at(now)); 0.0 }, |p, t| { p.init(t, at(now)); 0.0 }, false);
     }
     fn ssthresh(&mut self, tcb: &mut Tcb, now: Time) -> f64 {
-        self.both(tcb, "ssthresh", |m, t| m.ssthresh(t, now), |p, t| p.ssthresh(t, now), true)
+        self.both(tcb, "ssthresh", |m, t| m.ssthresh(t, at(now)), |p, t| p.ssthresh(t, at(now)), true)
     }
     fn cong_avoid(&mut self, tcb: &mut Tcb, ack: &Ack, now: Time) {
-        self.both(tcb, "cong_avoid", |m, t| { m.cong_avoid(t, ack, now); 0.0 }, |p, t| { p.cong_avoid(t, ack, now); 0.0 }, false);
+        self.both(tcb, "cong_avoid", |m, t| { m.cong_avoid(t, ack, at(now)); 0.0 }, |p, t| { p.cong_avoid(t, ack, at(now)); 0.0 }, false);
     }
     fn set_state(&mut self, tcb: &mut Tcb, state: CaState, now: Time) {
-        self.both(tcb, "set_state", |m, t| { m.set_state(t, state, now); 0.0 }, |p, t| { p.set_state(t, state, now); 0.0 }, false);
+        self.both(tcb, "set_state", |m, t| { m.set_state(t, state, at(now)); 0.0 }, |p, t| { p.set_state(t, state, at(now)); 0.0 }, false);
     }
     fn cwnd_event(&mut self, tcb: &mut Tcb, event: CwndEvent, now: Time) {
-        self.both(tcb, "cwnd_event", |m, t| { m.cwnd_event(t, event, now); 0.0 }, |p, t| { p.cwnd_event(t, event, now); 0.0 }, false);
+        self.both(tcb, "cwnd_event", |m, t| { m.cwnd_event(t, event, at(now)); 0.0 }, |p, t| { p.cwnd_event(t, event, at(now)); 0.0 }, false);
     }
     fn pkts_acked(&mut self, tcb: &mut Tcb, sample: &AckSample, now: Time) {
         let mut sample = *sample;
         sample.rtt = sample.rtt.map(|d| crate::time::Duration::from_nanos(d.as_nanos() / 1000 * 1000));
         let sample = &sample;
-        self.both(tcb, "pkts_acked", |m, t| { m.pkts_acked(t, sample, now); 0.0 }, |p, t| { p.pkts_acked(t, sample, now); 0.0 }, false);
+        self.both(tcb, "pkts_acked", |m, t| { m.pkts_acked(t, sample, at(now)); 0.0 }, |p, t| { p.pkts_acked(t, sample, at(now)); 0.0 }, false);
     }
     fn undo_cwnd(&mut self, tcb: &mut Tcb) -> f64 {
         self.both(tcb, "undo_cwnd", |m, t| m.undo_cwnd(t), |p, t| p.undo_cwnd(t), true)
@@ -495,7 +523,7 @@ impl CongestionControl for Shadow {
         self.model.in_startup(tcb)
     }
     fn cong_control(&mut self, tcb: &mut Tcb, rs: &super::RateSample, now: Time) -> bool {
-        self.model.cong_control(tcb, rs, now)
+        self.model.cong_control(tcb, rs, at(now))
     }
     fn loss_verdicts(&self) -> Option<super::LossVerdicts> {
         self.model.loss_verdicts()
@@ -531,7 +559,19 @@ impl CongestionControl for BpfController {
         let ev = match event {
             CwndEvent::TxStart => 0,
             CwndEvent::Loss => 3,
-            CwndEvent::DupAck => return,
+            CwndEvent::DupAck => {
+                // A duplicate ACK that delivered nothing: Linux calls pkts_acked with nothing
+                // acknowledged (tcp_clean_rtx_queue) and in_ack_event without
+                // CA_ACK_WIN_UPDATE (tcp_in_ack_event) for it.
+                let f = layout::sock();
+                let s = self.vm.ack_sample();
+                layout::put(s, f.pkts_acked, 0);
+                layout::put(s, f.rtt_us, u32::MAX as u64);
+                layout::put(s, f.in_flight, tcb.in_flight as u64);
+                self.call(tcb, now, "pkts_acked", &[region_base(ACK_REGION)]);
+                self.call(tcb, now, "in_ack_event", &[0]);
+                return;
+            }
         };
         self.call(tcb, now, "cwnd_event", &[ev]);
     }
