@@ -2,7 +2,8 @@
 //! drives a simulated connection, the port, run by the simulator's VM, is given the model's
 //! state before every hook and compared after it (`cc::bpf::Shadow`). Three paths per
 //! algorithm: slow start ending by loss on a deep buffer, random loss with a small buffer, and
-//! a path whose long outage forces a retransmission timeout.
+//! a path whose 5 % random loss and 8-packet buffer against an initial window of 40 bring
+//! retransmission timeouts (lost retransmissions).
 //!
 //! `STARTLAB_BPF_DIFF=1 cargo test -p startlab-core --test bpf_differential -- --nocapture`
 //! prints the table.
@@ -17,7 +18,7 @@ use std::sync::{Arc, Mutex};
 const PATHS: &[(&str, &str, &str)] = &[
     ("deep", r#"{ rate = "50Mbps", delay = "20ms", queue = { kind = "droptail", limit = "2BDP" } }"#, ""),
     ("lossy", r#"{ rate = "20Mbps", delay = "40ms", loss = 0.005, queue = { kind = "droptail", limit = "0.5BDP" } }"#, ""),
-    ("timeout", r#"{ rate = "10Mbps", delay = "30ms", queue = { kind = "droptail", limit = "8" } }"#, "initial_window = 40"),
+    ("timeout", r#"{ rate = "10Mbps", delay = "30ms", loss = 0.05, queue = { kind = "droptail", limit = "8" } }"#, "initial_window = 40"),
 ];
 
 fn scenario(cc: &str, startup: &str, bottleneck: &str, tcp: &str) -> String {
@@ -95,12 +96,15 @@ fn every_port_follows_its_model_after_every_hook() {
             timeouts_seen += timeouts;
             if print {
                 println!(
-                    "{cc:>13} {startup:>10} {:>7}: {:>7} hooks {:>6} ACKs, max cwnd gap {:.2e} ({:.2e} rel), ssthresh gap {}, misses {}, exits model {:?} port {:?}{}",
-                    path.0, d.hooks, d.acks, d.max_cwnd_gap, d.max_cwnd_gap_relative, d.max_ssthresh_gap, d.misses, d.model_exit, d.port_exit,
+                    "{cc:>13} {startup:>10} {:>7}: {timeouts} timeouts, {:>7} hooks {:>6} ACKs, max cwnd gap {:.2e} ({:.2e} rel), ssthresh gap {}, misses {}, fractional {}, exits model {:?} port {:?}{}",
+                    path.0, d.hooks, d.acks, d.max_cwnd_gap, d.max_cwnd_gap_relative, d.max_ssthresh_gap, d.misses, d.fractional_ssthresh_starts, d.model_exit, d.port_exit,
                     d.error.as_deref().map(|e| format!(" ERROR {e}")).unwrap_or_default()
                 );
             }
             let what = format!("{cc}/{startup} on {}", path.0);
+            if path.0 == "timeout" && timeouts == 0 {
+                failures.push(format!("{what}: no retransmission timeout"));
+            }
             if let Some(e) = &d.error {
                 failures.push(format!("{what}: the port failed: {e}"));
                 continue;

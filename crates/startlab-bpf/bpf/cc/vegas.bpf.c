@@ -33,7 +33,13 @@
  *   one ACK per segment would.
  * - Loss recovery is Linux's own (SACK, RACK-TLP, PRR): the controller chooses only ssthresh
  *   (FlightSize = snd_nxt - snd_una in whole segments, x loss_beta, truncated). A timeout
- *   restarts the rounds on CA_EVENT_LOSS and on set_state(TCP_CA_Loss), as the model does.
+ *   restarts the rounds on CA_EVENT_LOSS and on set_state(TCP_CA_Loss), as the model does
+ *   (Linux raises CA_EVENT_LOSS only when tcp_enter_loss recomputes ssthresh; set_state comes
+ *   on every timeout). The model's ssthresh may keep a fraction (0.75 x FlightSize); here it is
+ *   truncated, so a slow start toward it ends at floor(S). When a hold round begins at
+ *   cwnd = floor(S) < S, the model holds, then raises cwnd to S. Here
+ *   snd_cwnd >= snd_ssthresh already, so that round is congestion avoidance
+ *   (startup/vegas_ss.bpf.c has the same difference).
  * - cwnd_limited is Linux's tcp_is_cwnd_limited (startlab.h), the model's its sender's flag.
  */
 #ifndef STARTLAB_CC_VEGAS

@@ -20,7 +20,15 @@
  * - cwnd is snd_cwnd plus 2^-16 segment (startlab.h): gamma x segments, the approach's G k / N
  *   and ceil(room / gamma) are computed in that precision (truncated); gamma, delta and alpha
  *   are Q32.32. ssthresh is whole segments (snd_ssthresh): S, S/2 and S - W use that integer,
- *   and Hoe's estimate is truncated to it (hoe_estimator.h).
+ *   and Hoe's estimate is truncated to it (hoe_estimator.h). Where the model's S has a fraction
+ *   (the controller's loss response: Reno's FlightSize x 0.5 is 4.5 for a flight of 9, 4 in
+ *   Linux's tcp_reno_ssthresh and in the reno port; a timeout during fast recovery keeps it, as
+ *   tcp_enter_loss does not ask again), the rounds are planned against floor(S), and eq. 3 can
+ *   take a different case. Example: after a timeout, at W = 2, the model doubles
+ *   (2 < 4.5/2), while here 2 >= 4/2 begins an approach round (+1/2 per segment toward 4). The
+ *   approach's target G, the exit gap S - W < delta and the end of slow start (at floor(S))
+ *   also follow the whole S. This is inherent in whole segments: the fraction never reaches
+ *   the program.
  * - The adaptive gamma (§2.3) is computed without floating point: log2 S to 2^-20 (integer part
  *   by bit count, fraction by repeated squaring), log2 5 as a Q32.32 constant, and the fifth root
  *   of eq. 4 by bisection to 2^-16. S is "infinite" (fixed gamma) at TCP_INFINITE_SSTHRESH.

@@ -14,6 +14,17 @@
  * growth per cong_avoid call = per ACK that advances snd_una, Linux's cwnd-limited test and
  * Linux's own loss recovery). The controller calls on_ack only while snd_cwnd < snd_ssthresh
  * and the flow is cwnd-limited, as cc::WithStartup does.
+ *
+ * ssthresh is the controller's and whole segments (snd_ssthresh), where the model's may have a
+ * fraction: Reno's loss response FlightSize x 0.5 is 4.5 for a flight of 9 in the model, 4 in
+ * Linux (tcp_reno_ssthresh) and in the reno port, and a timeout during fast recovery keeps it
+ * (tcp_enter_loss does not ask again). A slow start toward such an S ends at floor(S) here. When
+ * a hold round begins at cwnd = floor(S) < S, the model is still in slow start: it holds cwnd
+ * for the round, then the next growth round's first ACK raises it to S. Linux's
+ * tcp_in_slow_start is already false (snd_cwnd >= snd_ssthresh), so on_ack is no longer called
+ * and the controller's congestion avoidance grows cwnd through that round (Reno: +1/cwnd per
+ * ACK). This is inherent in whole segments, not something this file can follow: the fraction
+ * never reaches the program.
  */
 #include "../cc/vegas.bpf.c"
 

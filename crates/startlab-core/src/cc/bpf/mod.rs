@@ -362,6 +362,9 @@ pub struct Differences {
     /// Slow starts the port ended at the whole ssthresh below the model's fractional one
     /// (accepted; see `Shadow::both`).
     pub whole_ssthresh_ends: u64,
+    /// Slow-start ACKs toward a fractional model ssthresh where the port, at floor(ssthresh),
+    /// differed (accepted; see `Shadow::both`).
+    pub fractional_ssthresh_starts: u64,
     /// The start-up exit of each: (hook number, cwnd, reason hint).
     pub model_exit: Option<(u64, f64, String)>,
     pub port_exit: Option<(u64, f64, String)>,
@@ -426,6 +429,7 @@ impl Shadow {
         if tcb.cwnd != self.last_cwnd || tcb.cwnd.max(1.0).floor() != self.port.exact_cwnd().floor() {
             self.port.sync_cwnd(tcb.cwnd);
         }
+        let port_before = self.port.exact_cwnd();
         let r = f(self.model.as_mut(), tcb);
         let p = g(&mut self.port, &mut copy);
         let mut log = self.log.lock().unwrap();
@@ -461,6 +465,24 @@ impl Shadow {
                 log.whole_ssthresh_ends += 1;
                 self.port.sync_cwnd(tcb.cwnd);
             }
+        }
+        // Linux's ssthresh is whole segments: while the model's slow start heads for a
+        // fractional ssthresh S (cwnd < S before the ACK), the port heads for floor(S) (P-Start
+        // plans its rounds against it; Vegas slow start holds a round at floor(S) that the port,
+        // with snd_cwnd >= snd_ssthresh, spends in congestion avoidance). Its window may lie
+        // anywhere from where either began the ACK up to one segment (one round of avoidance)
+        // above max(model, floor(S)); the port is then given the model's window.
+        if !agrees
+            && hook == "cong_avoid"
+            && ssthresh_before.is_finite()
+            && f > 0.0
+            && cwnd_before < ssthresh_before
+            && port_cwnd >= cwnd_before.min(port_before) - CWND_TOLERANCE * tcb.cwnd
+            && port_cwnd <= tcb.cwnd.max(ssthresh_before.floor()) + 1.0 + CWND_TOLERANCE * tcb.cwnd
+        {
+            agrees = true;
+            log.fractional_ssthresh_starts += 1;
+            self.port.sync_cwnd(tcb.cwnd);
         }
         if !agrees {
             log.misses += 1;
