@@ -36,9 +36,12 @@ struct tcp_sock {
 	__u32 snd_ssthresh;
 } __attribute__((preserve_access_index));
 
+struct rate_sample;
+
 struct tcp_congestion_ops {
 	__u32 (*ssthresh)(struct sock *sk);
 	void (*cong_avoid)(struct sock *sk, __u32 ack, __u32 acked);
+	void (*cong_control)(struct sock *sk, __u32 ack, int flag, const struct rate_sample *rs);
 	__u32 (*undo_cwnd)(struct sock *sk);
 	void (*init)(struct sock *sk);
 	char name[16];

@@ -197,6 +197,11 @@ pub struct SockFields {
     pub pkts_acked: &'static Field,
     pub rtt_us: &'static Field,
     pub in_flight: &'static Field,
+    pub rs_delivered: &'static Field,
+    pub rs_interval_us: &'static Field,
+    pub rs_rtt_us: &'static Field,
+    pub rs_acked_sacked: &'static Field,
+    pub rs_prior_in_flight: &'static Field,
 }
 
 /// See [`SockFields`].
@@ -229,6 +234,11 @@ pub fn sock() -> &'static SockFields {
             pkts_acked: known("ack_sample", "pkts_acked"),
             rtt_us: known("ack_sample", "rtt_us"),
             in_flight: known("ack_sample", "in_flight"),
+            rs_delivered: known("rate_sample", "delivered"),
+            rs_interval_us: known("rate_sample", "interval_us"),
+            rs_rtt_us: known("rate_sample", "rtt_us"),
+            rs_acked_sacked: known("rate_sample", "acked_sacked"),
+            rs_prior_in_flight: known("rate_sample", "prior_in_flight"),
         }
     })
 }

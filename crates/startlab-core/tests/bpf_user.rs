@@ -114,3 +114,73 @@ fn what_the_simulator_does_not_provide_is_refused_by_name() {
     assert!(e.starts_with("flows[0].cc: bpf:") && e.contains("missing.o"), "{e}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A controller of its own kind: `cong_control` (called on every ACK with the rate sample,
+/// instead of cong_avoid) holds cwnd at 20 once a delivery is sampled; and a program calling a
+/// helper the simulator does not provide is refused by its name.
+#[test]
+fn cong_control_gets_the_rate_sample_and_unknown_helpers_are_refused() {
+    let dir = tmp("cong-control");
+    let header = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bpf/aimd.bpf.c")).unwrap();
+    // The example's types and includes, with a cong_control program instead of its own.
+    let prelude: String = header.split("char _license").next().unwrap().to_string();
+    let source = dir.join("fixed.bpf.c");
+    std::fs::write(
+        &source,
+        format!(
+            r#"{prelude}
+struct rate_sample {{
+	__s32 delivered;
+	long interval_us;
+}} __attribute__((preserve_access_index));
+
+char _license[] SEC("license") = "GPL";
+
+SEC("struct_ops")
+void BPF_PROG(fixed_cong_control, struct sock *sk, __u32 ack, int flag, const struct rate_sample *rs)
+{{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+#ifdef UNKNOWN_HELPER
+	tp->snd_cwnd = bpf_get_prandom_u32() % 20 + 1;
+#else
+	if (rs->delivered > 0 && rs->interval_us > 0)
+		tp->snd_cwnd = 20;
+#endif
+}}
+
+SEC("struct_ops")
+__u32 BPF_PROG(fixed_ssthresh, struct sock *sk)
+{{
+	return 10;
+}}
+
+SEC("struct_ops")
+__u32 BPF_PROG(fixed_undo_cwnd, struct sock *sk)
+{{
+	return tcp_reno_undo_cwnd(sk);
+}}
+
+SEC(".struct_ops.link")
+struct tcp_congestion_ops fixed = {{
+	.cong_control = (void *)fixed_cong_control,
+	.ssthresh = (void *)fixed_ssthresh,
+	.undo_cwnd = (void *)fixed_undo_cwnd,
+	.name = "fixed",
+}};
+"#
+        ),
+    )
+    .unwrap();
+    let object = compile(&source, &dir, &[]);
+    let s = scenario::resolve(&scenario::from_toml(&scenario_text(&object, "{}")).unwrap()).unwrap();
+    let r = Simulation::from_resolved(s).run();
+    let cwnd = &r.flow_series.cwnd;
+    assert!(cwnd.iter().all(|&c| c <= 20.0), "cwnd beyond 20: {:?}", cwnd.iter().cloned().fold(0.0, f64::max));
+    assert!(cwnd.contains(&20.0));
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let refused = compile(&source, &other, &["-DUNKNOWN_HELPER"]);
+    let e = scenario::resolve(&scenario::from_toml(&scenario_text(&refused, "{}")).unwrap()).unwrap_err().to_string();
+    assert!(e.contains("calls helper 7, which the simulator does not provide"), "{e}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

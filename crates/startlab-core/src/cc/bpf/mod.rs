@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use startlab_bpf::elf::Loaded;
 use startlab_bpf::events::{Event, KIND_EXIT, KIND_PHASE};
 use startlab_bpf::layout;
-use startlab_bpf::vm::{region_base, Vm, ACK_REGION, SOCK_REGION};
+use startlab_bpf::vm::{region_base, Vm, ACK_REGION, RATE_REGION, SOCK_REGION};
 use startlab_bpf::{c_name, Catalogue, ConfigError, ControllerSpec, Controllers};
 use std::collections::HashMap;
 use std::fmt;
@@ -285,6 +285,7 @@ impl BpfController {
             "cwnd_event" => self.hooks[4],
             "pkts_acked" => self.hooks[5],
             "undo_cwnd" => self.hooks[6],
+            "cong_control" => self.vm.loaded.hooks.get("cong_control").copied(),
             _ => self.vm.loaded.hooks.get(hook).copied(),
         }?;
         let mut full = [region_base(SOCK_REGION), 0, 0, 0];
@@ -615,6 +616,25 @@ impl CongestionControl for BpfController {
             Some(v) => (v as u32).max(1) as f64,
             None => tcb.cwnd.max(tcb.prior_cwnd),
         }
+    }
+
+    /// A program with `cong_control` sets cwnd itself on every ACK, from the rate sample (Linux
+    /// tcp_cong_control: cong_avoid is then not called).
+    fn cong_control(&mut self, tcb: &mut Tcb, rs: &super::RateSample, now: Time) -> bool {
+        if !self.vm.loaded.hooks.contains_key("cong_control") {
+            return false;
+        }
+        let f = layout::sock();
+        let us = |d: crate::time::Duration| (d.as_nanos() / 1000) as u64;
+        let r = self.vm.rate_sample();
+        layout::put(r, f.rs_delivered, rs.delivered);
+        layout::put(r, f.rs_interval_us, us(rs.interval));
+        layout::put(r, f.rs_rtt_us, rs.rtt.map_or(-1i64 as u64, us));
+        layout::put(r, f.rs_acked_sacked, rs.acked as u64);
+        layout::put(r, f.rs_prior_in_flight, rs.prior_in_flight as u64);
+        // cong_control(sk, ack, flag, rs): the ACK's sequence and flags are not tracked (0).
+        self.call(tcb, now, "cong_control", &[0, 0, region_base(RATE_REGION)]);
+        true
     }
 
     fn in_startup(&self, tcb: &Tcb) -> bool {
