@@ -561,6 +561,15 @@ impl Simulation {
             packets_in_network: self.net.links.iter().map(|l| l.in_flight() as u64).sum(),
             jain_index: flows.tcp_jain_index(),
         };
+        let errors = self
+            .flows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, slot)| match slot {
+                Slot::Tcp(t) => t.sender.controller_error().map(|e| format!("flow {i} ({}): {e}", t.label)),
+                _ => None,
+            })
+            .collect();
         let (flow_series, queue_series, windows) = self.recorder.finish(&self.net);
         Report {
             flow_series,
@@ -569,6 +578,7 @@ impl Simulation {
             links,
             windows,
             stats,
+            errors,
         }
     }
 

@@ -109,6 +109,19 @@ fn what_the_simulator_does_not_provide_is_refused_by_name() {
     let other = compile(&source, &dir, &[]);
     let e = resolve(scenario_text(&other, "{}"));
     assert!(e.contains("tcp_sock.bytes_acked, which the simulator does not provide"), "{e}");
+    // A program that breaks a rule while running (it writes a field a congestion control may not
+    // write): the run reports it, naming the flow and the field.
+    let source = dir.join("clamp.bpf.c");
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bpf/aimd.bpf.c"))
+        .unwrap()
+        .replace("\t__u32 snd_ssthresh;\n", "\t__u32 snd_ssthresh;\n\t__u32 snd_cwnd_clamp;\n")
+        .replace("\treturn s > 2 ? s : 2;", "\ttp->snd_cwnd_clamp = 5;\n\treturn s > 2 ? s : 2;");
+    std::fs::write(&source, text).unwrap();
+    let clamp = compile(&source, &dir, &[]);
+    let s = scenario::resolve(&scenario::from_toml(&scenario_text(&clamp, "{}")).unwrap()).unwrap();
+    let errors = Simulation::from_resolved(s).run().errors;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].starts_with("flow 0 (") && errors[0].contains("tcp_sock.snd_cwnd_clamp, which a congestion control may not write"), "{}", errors[0]);
     // A file that is not there.
     let e = resolve(scenario_text(&dir.join("missing.o"), "{}"));
     assert!(e.starts_with("flows[0].cc: bpf:") && e.contains("missing.o"), "{e}");

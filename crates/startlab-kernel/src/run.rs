@@ -588,5 +588,6 @@ fn assemble(
         links,
         windows,
         stats,
+        errors: Vec::new(),
     }
 }

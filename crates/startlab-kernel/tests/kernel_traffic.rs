@@ -105,7 +105,8 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
             bytes: j.bytes,
             paced: false,
             spread: None,
-        maxseg: 1460,
+            bpf: None,
+            reports: false,
         })
         .collect();
     let run = RunFacts {
@@ -115,6 +116,7 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
         start_ns: t0,
         end_ns: t0 + 1_000_000_000,
         hystart: &[None, None],
+        bpf_events: &[],
         datagrams: &[],
         udp: &[],
         network: &startlab_core::net::Network::default(),

@@ -242,6 +242,10 @@ fn run_output<'py>(
     report: &Report,
     wall: f64,
 ) -> PyResult<Bound<'py, PyDict>> {
+    if let Some(e) = report.errors.first() {
+        // A controller that broke while running: no result is written.
+        return Err(PyValueError::new_err(format!("flows: {e}")));
+    }
     let out = PyDict::new(py);
     out.set_item("resolved", resolved)?;
     out.set_item("warnings", warnings)?;

@@ -295,6 +295,12 @@ pub trait CongestionControl: fmt::Debug {
     fn loss_verdicts(&self) -> Option<LossVerdicts> {
         None
     }
+
+    /// Why the controller stopped working, if it did (an eBPF program that broke a rule of the
+    /// simulator's VM while running); the run then fails with it.
+    fn error(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Loss events a classifying controller has judged (each controller says what it counts).
@@ -389,5 +395,8 @@ impl CongestionControl for WithStartup {
     }
     fn loss_verdicts(&self) -> Option<LossVerdicts> {
         self.cc.loss_verdicts()
+    }
+    fn error(&self) -> Option<String> {
+        self.cc.error()
     }
 }

@@ -196,6 +196,9 @@ pub struct Report {
     pub links: Links,
     pub windows: Windows,
     pub stats: RunStats,
+    /// Controllers that stopped working during the run (an eBPF program that broke a rule of
+    /// the simulator's VM), one line each naming the flow: a run with any is not a result.
+    pub errors: Vec<String>,
 }
 
 /// Jain's fairness index (Σx)² / (n Σx²): 1 when all are equal, 1/n when one takes everything.

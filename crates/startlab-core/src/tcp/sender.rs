@@ -611,6 +611,11 @@ impl TcpSender {
         true
     }
 
+    /// Why the controller stopped working, if it did (`CongestionControl::error`).
+    pub fn controller_error(&self) -> Option<String> {
+        self.cc.error()
+    }
+
     /// The controller's loss verdicts, if it classifies losses (BLAST).
     pub fn loss_verdicts(&self) -> Option<LossVerdicts> {
         self.cc.loss_verdicts()

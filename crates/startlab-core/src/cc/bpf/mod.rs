@@ -618,6 +618,10 @@ impl CongestionControl for BpfController {
         }
     }
 
+    fn error(&self) -> Option<String> {
+        self.failed.clone()
+    }
+
     /// A program with `cong_control` sets cwnd itself on every ACK, from the rate sample (Linux
     /// tcp_cong_control: cong_avoid is then not called).
     fn cong_control(&mut self, tcb: &mut Tcb, rs: &super::RateSample, now: Time) -> bool {
