@@ -89,25 +89,6 @@ pub struct Loaded {
     pub btf: Btf,
 }
 
-/// Opcodes the VM executes (classes ALU, ALU64, JMP, JMP32, LDX, STX, ST and `lddw`).
-pub fn supported(op: u8) -> bool {
-    let class = op & 7;
-    match class {
-        0x04 | 0x07 => {
-            let code = op & 0xf0;
-            code <= 0xd0 && !(class == 0x07 && code == 0xd0 && op & 0x08 != 0)
-        }
-        0x05 | 0x06 => {
-            let code = op & 0xf0;
-            code <= 0xd0 && (class == 0x05 || !matches!(code, 0x80 | 0x90))
-        }
-        0x01 | 0x03 => matches!(op & 0xe0, 0x60 | 0xc0) && (op & 0xe0 != 0xc0 || class == 0x03 && matches!(op & 0x18, 0x00 | 0x18)),
-        0x02 => op & 0xe0 == 0x60,
-        0x00 => op == 0x18,
-        _ => false,
-    }
-}
-
 /// Helpers the VM provides, by number (include/uapi/linux/bpf.h).
 pub const HELPERS: &[(u32, &str)] = &[
     (5, "bpf_ktime_get_ns"),
@@ -363,9 +344,6 @@ fn link(
                 off: i16::from_le_bytes([b[2], b[3]]),
                 imm: i32::from_le_bytes([b[4], b[5], b[6], b[7]]) as i64,
             };
-            if !supported(insn.op) {
-                return err(format!("{name}: instruction {k} has opcode {:#04x}, which the simulator's VM does not execute", insn.op));
-            }
             let pc = program.insns.len();
             if insn.op == 0x18 {
                 let hi = code.get(k * 8 + 12..k * 8 + 16).ok_or("a 64-bit load is cut short")?;

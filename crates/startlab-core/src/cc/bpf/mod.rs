@@ -155,7 +155,7 @@ impl BpfFactory {
         vm.hz = self.hz;
         let hooks = ["init", "ssthresh", "cong_avoid", "set_state", "cwnd_event", "pkts_acked", "undo_cwnd"]
             .map(|h| self.loaded.hooks.get(h).copied());
-        BpfController { vm, startup: true, failed: None, phase: None, calls: 0, hooks }
+        BpfController { vm, startup: true, failed: None, phase: None, hooks }
     }
 }
 
@@ -168,7 +168,6 @@ pub struct BpfController {
     /// The first error of the program; it then does nothing more (the run's warnings say so).
     failed: Option<String>,
     phase: Option<u32>,
-    calls: u64,
     /// The programs of init, ssthresh, cong_avoid, set_state, cwnd_event, pkts_acked and
     /// undo_cwnd, looked up once.
     hooks: [Option<usize>; 7],
@@ -276,7 +275,6 @@ impl BpfController {
             return None;
         }
         self.fill(tcb, now);
-        self.calls += 1;
         let program = match hook {
             "init" => self.hooks[0],
             "ssthresh" => self.hooks[1],
@@ -285,7 +283,6 @@ impl BpfController {
             "cwnd_event" => self.hooks[4],
             "pkts_acked" => self.hooks[5],
             "undo_cwnd" => self.hooks[6],
-            "cong_control" => self.vm.loaded.hooks.get("cong_control").copied(),
             _ => self.vm.loaded.hooks.get(hook).copied(),
         }?;
         let mut full = [region_base(SOCK_REGION), 0, 0, 0];
