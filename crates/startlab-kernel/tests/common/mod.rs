@@ -62,13 +62,13 @@ impl Drop for Pair {
     }
 }
 
-/// `run`, waiting up to two minutes while another kernel run (another test of this binary, or
+/// `run`, waiting up to fifteen minutes while another kernel run (another test of this binary, or
 /// another process) holds the machine.
 pub fn run_waiting(
     s: &startlab_core::scenario::ResolvedScenario,
     options: &startlab_kernel::run::RunOptions,
 ) -> Result<startlab_kernel::run::KernelRun, startlab_kernel::run::KernelError> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(900);
     loop {
         match startlab_kernel::run::run(s, options) {
             Err(startlab_kernel::run::KernelError::Unavailable(m))
