@@ -4,6 +4,10 @@
 
 use std::collections::HashMap;
 
+/// The longest chain of qualifiers, typedefs or nested arrays followed (a malformed BTF may
+/// have cycles).
+const MAX_CHAIN: usize = 64;
+
 /// One BTF type, with what this crate needs of it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Type {
@@ -229,29 +233,41 @@ impl Btf {
 
     /// `id` with qualifiers removed (typedefs kept: their names carry the encoding).
     pub fn unqualified(&self, mut id: u32) -> u32 {
-        while let Some(Type::Qualifier { ty }) = self.get(id) {
-            id = *ty;
+        // A bound on the chain: a malformed BTF may loop.
+        for _ in 0..MAX_CHAIN {
+            match self.get(id) {
+                Some(Type::Qualifier { ty }) => id = *ty,
+                _ => return id,
+            }
         }
-        id
+        0
     }
 
     /// `id` with qualifiers and typedefs removed.
     pub fn resolved(&self, mut id: u32) -> u32 {
-        loop {
+        for _ in 0..MAX_CHAIN {
             match self.get(id) {
                 Some(Type::Qualifier { ty }) | Some(Type::Typedef { ty, .. }) => id = *ty,
                 _ => return id,
             }
         }
+        0
     }
 
     /// The size in bytes of a type.
     pub fn size_of(&self, id: u32) -> Option<u32> {
+        self.size_at_depth(id, 0)
+    }
+
+    fn size_at_depth(&self, id: u32, depth: usize) -> Option<u32> {
+        if depth > MAX_CHAIN {
+            return None;
+        }
         match self.get(self.resolved(id))? {
             Type::Int { bytes, .. } => Some(*bytes),
             Type::Struct { size, .. } | Type::Union { size, .. } => Some(*size),
             Type::Enum { .. } => Some(4),
-            Type::Array { elem, len } => Some(self.size_of(*elem)? * len),
+            Type::Array { elem, len } => self.size_at_depth(*elem, depth + 1)?.checked_mul(*len),
             _ => None,
         }
     }

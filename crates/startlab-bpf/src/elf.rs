@@ -89,6 +89,24 @@ pub struct Loaded {
     pub btf: Btf,
 }
 
+/// The largest object file read, and the largest data section or map value it may declare: far
+/// beyond any congestion control, small enough that no file can exhaust the process.
+pub const MAX_OBJECT_BYTES: u64 = 64 << 20;
+pub const MAX_SECTION_BYTES: u64 = 16 << 20;
+
+/// Reads an object file of at most [`MAX_OBJECT_BYTES`] (a path to a device or a huge file is
+/// refused, not read).
+pub fn read_object(path: &str) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(MAX_OBJECT_BYTES + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_OBJECT_BYTES {
+        return Err(format!("larger than {} MiB, which no eBPF controller is", MAX_OBJECT_BYTES >> 20));
+    }
+    Ok(bytes)
+}
+
 /// Helpers the VM provides, by number (include/uapi/linux/bpf.h).
 pub const HELPERS: &[(u32, &str)] = &[
     (5, "bpf_ktime_get_ns"),
@@ -129,6 +147,9 @@ impl Loaded {
         for s in file.sections() {
             let name = s.name().unwrap_or("").to_string();
             if name == ".rodata" || name.starts_with(".rodata.") || name == ".bss" || name == ".data" || name.starts_with(".data.") {
+                if s.size() > MAX_SECTION_BYTES {
+                    return err(format!("section {name} has {} bytes; at most {} MiB are provided", s.size(), MAX_SECTION_BYTES >> 20));
+                }
                 let bytes = if name == ".bss" { vec![0u8; s.size() as usize] } else { s.data().map_err(|e| e.to_string())?.to_vec() };
                 data_index.insert(s.index(), data.len());
                 data.push(DataSection { writable: !name.starts_with(".rodata"), name, bytes });
@@ -203,6 +224,9 @@ fn map_defs(btf: &Btf) -> Result<Vec<MapDef>, String> {
                 _ => {}
             }
         }
+        if def.value_size as u64 > MAX_SECTION_BYTES {
+            return err(format!("map \"{}\" has values of {} bytes; at most {} MiB are provided", def.name, def.value_size, MAX_SECTION_BYTES >> 20));
+        }
         if !matches!(def.kind, MAP_TYPE_SK_STORAGE | MAP_TYPE_RINGBUF | MAP_TYPE_ARRAY) {
             return err(format!("map \"{}\" is of type {}, which the simulator does not provide (it has socket storage, ring buffers and arrays)", def.name, def.kind));
         }
@@ -232,11 +256,17 @@ fn core_relocations(file: &object::File, btf: &Btf) -> Result<HashMap<(String, u
     let (off, len) = (u32_at(24)? as usize, u32_at(28)? as usize);
     let start = hdr_len + off;
     let rec_size = u32_at(start)? as usize;
+    if rec_size < 16 {
+        return err(format!("CO-RE relocation records of {rec_size} bytes (at least 16)"));
+    }
     let mut at = start + 4;
     while at < start + len {
         let section = btf.string_at(u32_at(at)?).unwrap_or("").to_string();
         let n = u32_at(at + 4)? as usize;
         at += 8;
+        if n > len / rec_size {
+            return err(format!("{n} CO-RE relocations do not fit in .BTF.ext"));
+        }
         for _ in 0..n {
             let (insn_off, type_id, access_off, kind) = (u32_at(at)?, u32_at(at + 4)?, u32_at(at + 8)?, u32_at(at + 12)?);
             at += rec_size;

@@ -44,7 +44,7 @@ impl Controllers {
         BUILT
             .get_or_init(|| {
                 if let Some(path) = std::env::var_os(OBJECT_VARIABLE) {
-                    let bytes = std::fs::read(&path)
+                    let bytes = elf::read_object(&path.to_string_lossy())
                         .map_err(|e| format!("{OBJECT_VARIABLE}={}: {e}", path.to_string_lossy()))?;
                     // Aligned for the ELF reader, and kept for the life of the process.
                     let words: &'static mut [u64] = vec![0u64; bytes.len().div_ceil(8)].leak();

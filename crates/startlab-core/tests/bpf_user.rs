@@ -122,6 +122,11 @@ fn what_the_simulator_does_not_provide_is_refused_by_name() {
     let errors = Simulation::from_resolved(s).run().errors;
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].starts_with("flow 0 (") && errors[0].contains("tcp_sock.snd_cwnd_clamp, which a congestion control may not write"), "{}", errors[0]);
+    // A device that never ends, and a file that is not an object.
+    let e = resolve(scenario_text(Path::new("/dev/zero"), "{}"));
+    assert!(e.starts_with("flows[0].cc: bpf:/dev/zero: larger than 64 MiB"), "{e}");
+    let e = resolve(scenario_text(&dir.join("clamp.bpf.c"), "{}"));
+    assert!(e.contains("not an ELF object"), "{e}");
     // A file that is not there.
     let e = resolve(scenario_text(&dir.join("missing.o"), "{}"));
     assert!(e.starts_with("flows[0].cc: bpf:") && e.contains("missing.o"), "{e}");

@@ -326,7 +326,7 @@ fn user_object(at: &str, path: &str, cc_params: &[(String, Value)], cfg: &TcpCon
     if cfg.initial_ssthresh.is_finite() {
         return Err(refuse(format!("{at}.tcp.initial_ssthresh"), "a user's eBPF controller sets its own ssthresh; Linux has no other per-socket initial ssthresh"));
     }
-    let elf = std::fs::read(path).map_err(|e| refuse(format!("{at}.cc"), format!("bpf:{path}: {e}")))?;
+    let elf = startlab_bpf::elf::read_object(path).map_err(|e| refuse(format!("{at}.cc"), format!("bpf:{path}: {e}")))?;
     let loaded = startlab_bpf::elf::Loaded::parse(&elf).map_err(|e| refuse(format!("{at}.cc"), format!("{path}: {e}")))?;
     let mut sections: Vec<(String, Vec<u8>)> = loaded.data.iter().filter(|d| d.name != ".bss").map(|d| (d.name.clone(), d.bytes.clone())).collect();
     for (name, value) in cc_params {

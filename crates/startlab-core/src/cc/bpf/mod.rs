@@ -127,7 +127,7 @@ fn user_factory(path: &str, cc_params: &Params, startup: &str) -> Result<BpfFact
     if startup != super::registry::DEFAULT_STARTUP {
         return Err(refuse("startup", "a user's eBPF object is a whole controller; its start-up is its own (leave startup out)"));
     }
-    let elf = std::fs::read(path).map_err(|e| refuse("cc", format!("{PREFIX}{path}: {e}")))?;
+    let elf = startlab_bpf::elf::read_object(path).map_err(|e| refuse("cc", format!("{PREFIX}{path}: {e}")))?;
     let loaded = load(&format!("file:{path}:{}", elf.len()), &elf).map_err(|e| refuse("cc", format!("{path}: {e}")))?;
     let mut data: Vec<Vec<u8>> = loaded.data.iter().map(|d| d.bytes.clone()).collect();
     let mut hz = 1000;
