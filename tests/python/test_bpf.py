@@ -84,6 +84,7 @@ def test_a_users_controller_runs_from_the_command_line(cli: Cli, tmp_path: Path)
 @pytest.mark.parametrize(
     ("flow", "message"),
     [
+        ({"cc": "bpf:pstart"}, 'flows[0].cc: "pstart" is a start-up algorithm'),
         ({"cc": "bpf:nosuch"}, 'flows[0].cc: "bpf:nosuch": unknown congestion control "nosuch"'),
         ({"cc": {"bpf": "/nonexistent/cc.bpf.o"}}, "flows[0].cc: bpf:/nonexistent/cc.bpf.o"),
         ({"cc": {"bpf": "x.o", "hz": 1}}, "flows[0].cc"),

@@ -98,6 +98,12 @@ pub fn factory(cc: &str, cc_params: &Params, startup: &str, startup_params: &Par
         return user_factory(target, cc_params, startup);
     }
     // startlab's own object, configured for the Rust model's algorithm `target`.
+    if algorithms().iter().any(|a| a.name == target && a.role == Role::Startup) {
+        return Err(refuse(
+            "cc",
+            format!("\"{target}\" is a start-up algorithm: run its port on a controller's, e.g. cc = \"bpf:newreno\", startup = \"{target}\""),
+        ));
+    }
     let resolved = super::registry::resolve_params(target, cc_params, startup, startup_params).map_err(|mut e| {
         if e.field == "cc" {
             e.message = format!("\"{cc}\": {}", e.message);
