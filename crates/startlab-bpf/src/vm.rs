@@ -465,26 +465,7 @@ impl Vm {
                 Op::Ja(target) => pc = target as usize,
                 Op::Jcc { cond, wide, d, src, target } => {
                     let x = match src { Src::Reg(s) => reg[(s & 15) as usize], Src::Imm(v) => v };
-                    let a = reg[(d & 15) as usize];
-                    let (a, x, sa, sx) = if wide {
-                        (a, x, a as i64, x as i64)
-                    } else {
-                        (a as u32 as u64, x as u32 as u64, a as u32 as i32 as i64, x as u32 as i32 as i64)
-                    };
-                    let taken = match cond {
-                        0x1 => a == x,
-                        0x2 => a > x,
-                        0x3 => a >= x,
-                        0x4 => a & x != 0,
-                        0x5 => a != x,
-                        0x6 => sa > sx,
-                        0x7 => sa >= sx,
-                        0xa => a < x,
-                        0xb => a <= x,
-                        0xc => sa < sx,
-                        _ => sa <= sx,
-                    };
-                    if taken {
+                    if condition(cond, wide, reg[(d & 15) as usize], x) {
                         pc = target as usize;
                     }
                 }
@@ -561,6 +542,30 @@ impl Vm {
                 Op::Invalid(what) => return Err(VmError(format!("{}: {what}", prog.name))),
             }
         }
+    }
+}
+
+/// Whether conditional jump `cond` (the opcode's high nibble: jeq 1, jgt 2, … jsle 0xd) is
+/// taken for `a` and `x`, compared in 64 bits or, for `wide == false` (JMP32), in their low 32.
+#[inline(always)]
+fn condition(cond: u8, wide: bool, a: u64, x: u64) -> bool {
+    let (a, x, sa, sx) = if wide {
+        (a, x, a as i64, x as i64)
+    } else {
+        (a as u32 as u64, x as u32 as u64, a as u32 as i32 as i64, x as u32 as i32 as i64)
+    };
+    match cond {
+        0x1 => a == x,
+        0x2 => a > x,
+        0x3 => a >= x,
+        0x4 => a & x != 0,
+        0x5 => a != x,
+        0x6 => sa > sx,
+        0x7 => sa >= sx,
+        0xa => a < x,
+        0xb => a <= x,
+        0xc => sa < sx,
+        _ => sa <= sx,
     }
 }
 
@@ -730,24 +735,7 @@ pub fn specialize(prog: &crate::elf::Program, data: &[Vec<u8>], read_only: &[boo
                     Src::Reg(s) => known[s as usize],
                 };
                 if let (Some(a), Some(x)) = (known[d as usize], x) {
-                    let (a, x, sa, sx) = if wide {
-                        (a, x, a as i64, x as i64)
-                    } else {
-                        (a as u32 as u64, x as u32 as u64, a as u32 as i32 as i64, x as u32 as i32 as i64)
-                    };
-                    let taken = match cond {
-                        0x1 => a == x,
-                        0x2 => a > x,
-                        0x3 => a >= x,
-                        0x4 => a & x != 0,
-                        0x5 => a != x,
-                        0x6 => sa > sx,
-                        0x7 => sa >= sx,
-                        0xa => a < x,
-                        0xb => a <= x,
-                        0xc => sa < sx,
-                        _ => sa <= sx,
-                    };
+                    let taken = condition(cond, wide, a, x);
                     out[pc] = Op::Ja(if taken { target } else { pc as u32 + 1 });
                 }
             }

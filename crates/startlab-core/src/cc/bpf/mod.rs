@@ -159,7 +159,7 @@ impl BpfFactory {
     pub fn controller(&self) -> BpfController {
         let mut vm = Vm::with_code(self.loaded.clone(), self.data.clone(), self.code.clone());
         vm.hz = self.hz;
-        let hooks = ["init", "ssthresh", "cong_avoid", "set_state", "cwnd_event", "pkts_acked", "undo_cwnd"]
+        let hooks = ["init", "ssthresh", "cong_avoid", "set_state", "cwnd_event", "pkts_acked", "undo_cwnd", "cong_control"]
             .map(|h| self.loaded.hooks.get(h).copied());
         BpfController { vm, startup: true, failed: None, phase: None, hooks }
     }
@@ -174,9 +174,9 @@ pub struct BpfController {
     /// The first error of the program; it then does nothing more (the run's warnings say so).
     failed: Option<String>,
     phase: Option<u32>,
-    /// The programs of init, ssthresh, cong_avoid, set_state, cwnd_event, pkts_acked and
-    /// undo_cwnd, looked up once.
-    hooks: [Option<usize>; 7],
+    /// The programs of init, ssthresh, cong_avoid, set_state, cwnd_event, pkts_acked,
+    /// undo_cwnd and cong_control, looked up once (they run on every ACK).
+    hooks: [Option<usize>; 8],
 }
 
 impl fmt::Debug for BpfController {
@@ -289,6 +289,7 @@ impl BpfController {
             "cwnd_event" => self.hooks[4],
             "pkts_acked" => self.hooks[5],
             "undo_cwnd" => self.hooks[6],
+            "cong_control" => self.hooks[7],
             _ => self.vm.loaded.hooks.get(hook).copied(),
         }?;
         let mut full = [region_base(SOCK_REGION), 0, 0, 0];
@@ -628,7 +629,7 @@ impl CongestionControl for BpfController {
     /// A program with `cong_control` sets cwnd itself on every ACK, from the rate sample (Linux
     /// tcp_cong_control: cong_avoid is then not called).
     fn cong_control(&mut self, tcb: &mut Tcb, rs: &super::RateSample, now: Time) -> bool {
-        if !self.vm.loaded.hooks.contains_key("cong_control") {
+        if self.hooks[7].is_none() {
             return false;
         }
         let f = layout::sock();
