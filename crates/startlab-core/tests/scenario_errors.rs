@@ -183,9 +183,25 @@ fn missing_and_out_of_range_values() {
         "[[flows]]\ncc = \"newreno\"\ntcp = { recovery = \"sack\" }",
     ));
     assert!(
-        e.starts_with("flows[0].tcp.recovery: \"sack\" recovery needs sack = true"),
+        e.starts_with("flows[0].tcp.recovery: \"sack\" and \"prr\" recovery need sack = true"),
         "{e}"
     );
+    // The Linux stack's pieces: a stack per flow, RACK outside Linux's recovery, a bad HZ.
+    let e = error(&BASE.replace(
+        "[[flows]]\ncc = \"newreno\"",
+        "[[flows]]\ncc = \"newreno\"\ntcp = { stack = \"linux\" }",
+    ));
+    assert!(e.starts_with("flows[0].tcp.stack: the stack is chosen for the whole scenario"), "{e}");
+    let e = error(&BASE.replace(
+        "[[flows]]\ncc = \"newreno\"",
+        "[[flows]]\ncc = \"newreno\"\ntcp = { sack = true, loss_detection = \"rack\" }",
+    ));
+    assert!(e.starts_with("flows[0].tcp.loss_detection: RACK runs within Linux's recovery"), "{e}");
+    let e = error(&BASE.replace(
+        "[[flows]]\ncc = \"newreno\"",
+        "[[flows]]\ncc = \"newreno\"\ntcp = { hz = 7 }",
+    ));
+    assert!(e.contains("tcp.hz: invalid timer frequency 7: expected 100 to 1000"), "{e}");
 }
 
 #[test]

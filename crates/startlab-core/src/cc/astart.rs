@@ -111,7 +111,7 @@ impl SlowStart for Astart {
     fn set_state(&mut self, _tcb: &mut Tcb, state: CaState, _now: Time) {
         match state {
             // "3 DUPACKS ⇒ switch to congestion avoidance phase".
-            CaState::Recovery => self.active = false,
+            CaState::Recovery | CaState::Cwr => self.active = false,
             // "… and after every coarse timeout".
             CaState::Loss => self.active = true,
             CaState::Open | CaState::Disorder => {}

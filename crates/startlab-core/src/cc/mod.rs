@@ -57,13 +57,16 @@ use crate::time::{Duration, Time};
 use crate::units::Rate;
 use std::fmt;
 
-/// The sender's loss-recovery state (Linux `tcp_ca_state`, without CWR).
+/// The sender's loss-recovery state (Linux `tcp_ca_state`; CWR only with the Linux stack).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum CaState {
     /// Nothing unusual.
     Open,
     /// Duplicate ACKs seen, fewer than the threshold.
     Disorder,
+    /// A window reduction without a retransmission (Linux: a loss repaired by a tail-loss
+    /// probe, `tcp_process_tlp_ack`); PRR brings cwnd down to ssthresh.
+    Cwr,
     /// Fast recovery after a fast retransmit.
     Recovery,
     /// Recovery after a retransmission timeout.
@@ -79,15 +82,21 @@ pub enum Phase {
     Recovery = 2,
     Loss = 3,
     Closed = 4,
+    /// Linux stack only: duplicate ACKs or SACKs seen, no loss yet (`TCP_CA_Disorder`).
+    Disorder = 5,
+    /// Linux stack only: a window reduction without retransmissions (`TCP_CA_CWR`).
+    Cwr = 6,
 }
 
 impl Phase {
-    pub const NAMES: [&'static str; 5] = [
+    pub const NAMES: [&'static str; 7] = [
         "slow-start",
         "congestion-avoidance",
         "recovery",
         "loss",
         "closed",
+        "disorder",
+        "cwr",
     ];
     pub fn name(self) -> &'static str {
         Self::NAMES[self as usize]

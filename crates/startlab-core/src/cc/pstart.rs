@@ -307,7 +307,7 @@ impl SlowStart for PStart {
     fn set_state(&mut self, _tcb: &mut Tcb, state: CaState, _now: Time) {
         match state {
             CaState::Loss => self.restart(),
-            CaState::Recovery => {
+            CaState::Recovery | CaState::Cwr => {
                 // Hoe's estimate sets the initial ssthresh only.
                 self.hoe = None;
                 self.plan = None;

@@ -31,7 +31,8 @@ use crate::net::{
 };
 use crate::rng::{streams, Rng};
 use crate::simulation::Simulation;
-use crate::tcp::{FlowSize, Pacing, Recovery, TcpConfig};
+use crate::tcp::linux_acks::LinuxAckConfig;
+use crate::tcp::{AckPolicy, FlowSize, LossDetection, Pacing, Recovery, RtoAlgorithm, TcpConfig};
 use crate::time::{Duration, Time};
 use crate::traffic::{OnOffDistribution, SizeDistribution, UdpPattern};
 use crate::units::Rate;
@@ -162,6 +163,11 @@ const DEFAULT_SEED: u64 = 1;
 fn default_tcp() -> TcpSpec {
     let c = TcpConfig::default();
     TcpSpec {
+        stack: Some(StackText::Ns2),
+        loss_detection: Some(LossDetectionText::Dupthresh),
+        ack_policy: Some(AckPolicyText::Rfc5681),
+        rto: Some(RtoText::Rfc6298),
+        hz: Some(250),
         mss: Some(SizeText(c.mss_bytes as u64)),
         header: Some(SizeText(c.header_bytes as u64)),
         ack_size: Some(SizeText(c.ack_bytes as u64)),
@@ -185,12 +191,64 @@ fn default_tcp() -> TcpSpec {
     }
 }
 
+/// The defaults of `stack = "linux"`: Linux 6.18 as Debian builds it (HZ = 250) on a
+/// 1500-byte MTU with timestamps (1448 bytes of payload, 52 of headers; ACKs 52 bytes).
+fn linux_tcp() -> TcpSpec {
+    use crate::time::Duration;
+    TcpSpec {
+        stack: Some(StackText::Linux),
+        mss: Some(SizeText(1448)),
+        header: Some(SizeText(52)),
+        ack_size: Some(SizeText(52)),
+        // TCP_INIT_CWND; ssthresh starts at TCP_INFINITE_SSTHRESH.
+        initial_window: Some(Window::Segments(10)),
+        initial_ssthresh: Some(Limitable::Unlimited),
+        receive_window: Some(Limitable::Unlimited),
+        delayed_ack: Some(true),
+        delayed_ack_timeout: Some(DurationText(Duration::from_millis(40))),
+        sack: Some(true),
+        recovery: Some(RecoveryText::Prr),
+        // net.ipv4.tcp_reordering
+        dupack_threshold: Some(3),
+        // TCP_RTO_MIN, TCP_RTO_MAX, TCP_TIMEOUT_INIT; jiffies of 4 ms.
+        min_rto: Some(DurationText(Duration::from_millis(200))),
+        max_rto: Some(DurationText(Duration::from_secs(120))),
+        initial_rto: Some(DurationText(Duration::from_secs(1))),
+        clock_granularity: Some(DurationText(Duration::from_millis(4))),
+        handshake: Some(true),
+        undo: Some(true),
+        // Unpaced unless the controller asks (a host without fq).
+        pacing: Some(PacingText::None),
+        // net.ipv4.tcp_pacing_ss_ratio / tcp_pacing_ca_ratio
+        pacing_ss_ratio: Some(2.0),
+        pacing_ca_ratio: Some(1.2),
+        // net.ipv4.tcp_recovery = RACK, tcp_early_retrans = 3 (TLP)
+        loss_detection: Some(LossDetectionText::RackTlp),
+        ack_policy: Some(AckPolicyText::Linux),
+        rto: Some(RtoText::Linux),
+        hz: Some(250),
+    }
+}
+
+/// The defaults of a document's `[tcp]`: its stack's.
+fn stack_defaults(t: &TcpSpec) -> TcpSpec {
+    match t.stack {
+        Some(StackText::Linux) => linux_tcp(),
+        _ => default_tcp(),
+    }
+}
+
 /// `over`'s fields where set, else `base`'s.
 fn merge_tcp(over: &TcpSpec, base: &TcpSpec) -> TcpSpec {
     macro_rules! pick {
         ($($f:ident),*) => { TcpSpec { $($f: over.$f.clone().or(base.$f.clone())),* } };
     }
     pick!(
+        stack,
+        loss_detection,
+        ack_policy,
+        rto,
+        hz,
         mss,
         header,
         ack_size,
@@ -264,7 +322,7 @@ pub fn resolve(s: &Scenario) -> Result<ResolvedScenario, ScenarioError> {
     if duration.is_zero() {
         return Err(err("duration", "must be longer than 0s"));
     }
-    r.tcp = merge_tcp(&s.tcp, &default_tcp());
+    r.tcp = merge_tcp(&s.tcp, &stack_defaults(&s.tcp));
     check_tcp(&r.tcp, "tcp")?;
     let (topology, bdp) = resolve_topology(&s.topology, &r.tcp)?;
     r.topology = topology;
@@ -355,11 +413,19 @@ fn check_tcp(t: &TcpSpec, path: &str) -> Result<(), ScenarioError> {
             "\"initial-spreading\" spaces the initial window over the RTT measured on the handshake: it needs handshake = true",
         ));
     }
-    if t.recovery == Some(RecoveryText::Sack) && t.sack == Some(false) {
+    if matches!(t.recovery, Some(RecoveryText::Sack | RecoveryText::Prr)) && t.sack == Some(false) {
         return Err(err(
             format!("{path}.recovery"),
-            "\"sack\" recovery needs sack = true",
+            "\"sack\" and \"prr\" recovery need sack = true",
         ));
+    }
+    if let Some(hz) = t.hz {
+        if !(100..=1000).contains(&hz) {
+            return Err(err(
+                format!("{path}.hz"),
+                format!("invalid timer frequency {hz}: expected 100 to 1000 (CONFIG_HZ)"),
+            ));
+        }
     }
     Ok(())
 }
@@ -846,10 +912,30 @@ fn resolve_flow(
         r.startup_params = Some(startup_params);
         let merged = merge_tcp(f.tcp.as_ref().unwrap_or(&TcpSpec::default()), &s.tcp);
         check_tcp(&merged, &at("tcp"))?;
-        if merged.recovery == Some(RecoveryText::Sack) && merged.sack != Some(true) {
+        if matches!(merged.recovery, Some(RecoveryText::Sack | RecoveryText::Prr))
+            && merged.sack != Some(true)
+        {
             return Err(err(
                 at("tcp.recovery"),
-                "\"sack\" recovery needs sack = true",
+                "\"sack\" and \"prr\" recovery need sack = true",
+            ));
+        }
+        if let Some(fs) = f.tcp.as_ref().and_then(|t| t.stack) {
+            if Some(fs) != s.tcp.stack.or(Some(StackText::Ns2)) {
+                return Err(err(
+                    at("tcp.stack"),
+                    "the stack is chosen for the whole scenario, in [tcp] (its defaults are every flow's)",
+                ));
+            }
+        }
+        if matches!(
+            merged.loss_detection,
+            Some(LossDetectionText::Rack | LossDetectionText::RackTlp)
+        ) && merged.recovery != Some(RecoveryText::Prr)
+        {
+            return Err(err(
+                at("tcp.loss_detection"),
+                "RACK runs within Linux's recovery: it needs recovery = \"prr\"",
             ));
         }
         match (f.kind, &f.size) {
@@ -1163,6 +1249,7 @@ pub fn tcp_config(t: &TcpSpec, default_recovery: &str) -> TcpConfig {
         RecoveryText::Reno => Recovery::Reno,
         RecoveryText::Newreno => Recovery::NewReno,
         RecoveryText::Sack => Recovery::Sack,
+        RecoveryText::Prr => Recovery::Prr,
         RecoveryText::Auto if sack => Recovery::Sack,
         RecoveryText::Auto => match default_recovery {
             "reno" => Recovery::Reno,
@@ -1205,6 +1292,22 @@ pub fn tcp_config(t: &TcpSpec, default_recovery: &str) -> TcpConfig {
                 ca_ratio: t.pacing_ca_ratio.unwrap(),
             },
             PacingText::InitialSpreading => Pacing::InitialSpreading,
+        },
+        ack_policy: match t.ack_policy.unwrap() {
+            AckPolicyText::Rfc5681 => AckPolicy::Rfc5681,
+            AckPolicyText::Linux => AckPolicy::Linux(LinuxAckConfig {
+                hz: t.hz.unwrap(),
+                ..LinuxAckConfig::default()
+            }),
+        },
+        loss_detection: match t.loss_detection.unwrap() {
+            LossDetectionText::Dupthresh => LossDetection::DupThresh,
+            LossDetectionText::Rack => LossDetection::Rack { tlp: false },
+            LossDetectionText::RackTlp => LossDetection::Rack { tlp: true },
+        },
+        rto_algorithm: match t.rto.unwrap() {
+            RtoText::Rfc6298 => RtoAlgorithm::Rfc6298,
+            RtoText::Linux => RtoAlgorithm::Linux,
         },
     }
 }

@@ -122,11 +122,46 @@ pub enum RecoveryText {
     Reno,
     Newreno,
     Sack,
+    Prr,
+}
+
+/// `tcp.stack`: whose TCP the flows run, and so every default of `[tcp]`.
+#[derive(Copy, Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum StackText {
+    /// The ns-2-era TCP of the papers (the default; the reproduction depends on it).
+    Ns2,
+    /// The TCP of Linux 6.18 (RACK-TLP, PRR, Linux's receiver, RTO and defaults).
+    Linux,
+}
+
+#[derive(Copy, Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossDetectionText {
+    Dupthresh,
+    Rack,
+    RackTlp,
+}
+
+#[derive(Copy, Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum AckPolicyText {
+    Rfc5681,
+    Linux,
+}
+
+#[derive(Copy, Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum RtoText {
+    Rfc6298,
+    Linux,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack: Option<StackText>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mss: Option<SizeText>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -167,6 +202,15 @@ pub struct TcpSpec {
     pub pacing_ss_ratio: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacing_ca_ratio: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_detection: Option<LossDetectionText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_policy: Option<AckPolicyText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto: Option<RtoText>,
+    /// Linux receiver: the kernel's timer frequency (`CONFIG_HZ`), for delayed ACKs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hz: Option<u32>,
 }
 
 #[derive(Copy, Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]

@@ -8,7 +8,9 @@
 //! flow carries `mss` bytes.
 
 pub mod intervals;
+pub mod linux_acks;
 mod pacer;
+mod rack;
 pub mod receiver;
 pub mod rtt;
 mod scoreboard;
@@ -30,6 +32,52 @@ pub enum Recovery {
     NewReno,
     /// RFC 6675: a SACK scoreboard, the pipe estimate and NextSeg().
     Sack,
+    /// Linux's recovery on a SACK scoreboard (`tcp_fastretrans_alert`): the states Open,
+    /// Disorder, CWR, Recovery and Loss, recovery left when everything sent before it is
+    /// acknowledged, and cwnd brought to ssthresh by Proportional Rate Reduction (RFC 6937,
+    /// `tcp_cwnd_reduction`).
+    Prr,
+}
+
+impl Recovery {
+    /// Uses a SACK scoreboard.
+    pub fn uses_sack(self) -> bool {
+        matches!(self, Recovery::Sack | Recovery::Prr)
+    }
+}
+
+/// When the receiver acknowledges and what window it offers.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AckPolicy {
+    /// RFC 5681 §4.2 / RFC 1122: every segment, or every second one with `delayed_ack` (timer
+    /// `delayed_ack_timeout`); the window is `receive_window`.
+    Rfc5681,
+    /// Linux's receiver: quick ACKs, delayed ACKs on `ato`, SACK compression, and a receive
+    /// window that autotunes (see [`linux_acks`]).
+    Linux(linux_acks::LinuxAckConfig),
+}
+
+/// How the sender decides that a segment is lost.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum LossDetection {
+    /// Duplicate ACKs (RFC 5681) or, with SACK, RFC 6675's IsLost (DupThresh SACKed above).
+    DupThresh,
+    /// RACK-TLP (RFC 8985) as Linux runs it (`tcp_recovery.c`): a segment is lost once a
+    /// segment sent after it has been delivered and a reordering window has passed; lost
+    /// retransmissions are detected the same way; a tail-loss probe after 2 × SRTT when `tlp`.
+    Rack { tlp: bool },
+}
+
+/// How the retransmission timeout is computed from RTT samples.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RtoAlgorithm {
+    /// RFC 6298: SRTT + max(G, 4 × RTTVAR), at least `min_rto`.
+    Rfc6298,
+    /// Linux `tcp_rtt_estimator` / `tcp_set_rto`: SRTT + RTTVAR where RTTVAR is at least
+    /// `min_rto` and falls by a quarter per round trip towards the largest deviation of the
+    /// last round trip; so RTO ≥ SRTT + `min_rto`. Rounded up to whole jiffies
+    /// (`clock_granularity`).
+    Linux,
 }
 
 /// Who sets the pacing rate.
@@ -79,6 +127,9 @@ pub struct TcpConfig {
     /// undo the window reduction (controller's `undo_cwnd`).
     pub undo: bool,
     pub pacing: Pacing,
+    pub ack_policy: AckPolicy,
+    pub loss_detection: LossDetection,
+    pub rto_algorithm: RtoAlgorithm,
 }
 
 impl Default for TcpConfig {
@@ -102,6 +153,9 @@ impl Default for TcpConfig {
             handshake: false,
             undo: false,
             pacing: Pacing::ByController,
+            ack_policy: AckPolicy::Rfc5681,
+            loss_detection: LossDetection::DupThresh,
+            rto_algorithm: RtoAlgorithm::Rfc6298,
         }
     }
 }

@@ -2,7 +2,8 @@
 //! (RFC 2018).
 
 use super::intervals::IntervalSet;
-use super::{FlowSize, Outbox, TcpConfig};
+use super::linux_acks::{AckAction, Arrival, LinuxAcks};
+use super::{AckPolicy, FlowSize, Outbox, TcpConfig};
 use crate::net::{FlowId, NodeId, Packet, PacketKind, SackBlocks};
 use crate::time::Time;
 
@@ -25,6 +26,10 @@ pub struct TcpReceiver {
     /// In-order segments received since the last ACK.
     unacked: u32,
     delack_deadline: Option<Time>,
+    /// Linux's ACK policy and receive window, when `ack_policy` is `Linux`.
+    linux: Option<Box<LinuxAcks>>,
+    /// Linux SACK compression: when the held ACK goes.
+    compress_deadline: Option<Time>,
     /// RFC 7323 TS.Recent and Last.ACK.sent.
     ts_recent: Time,
     last_ack_sent: u32,
@@ -37,7 +42,13 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     pub fn new(flow: FlowId, node: NodeId, peer: NodeId, cfg: TcpConfig, size: FlowSize) -> Self {
+        let linux = match &cfg.ack_policy {
+            AckPolicy::Linux(p) => Some(Box::new(LinuxAcks::new(p.clone(), cfg.mss_bytes))),
+            AckPolicy::Rfc5681 => None,
+        };
         TcpReceiver {
+            linux,
+            compress_deadline: None,
             flow,
             node,
             peer,
@@ -63,7 +74,13 @@ impl TcpReceiver {
     /// A data segment or SYN arrived.
     pub fn on_packet(&mut self, now: Time, pkt: &Packet, out: &mut Outbox) {
         match pkt.kind {
-            PacketKind::Syn => out.packets.push(self.control(PacketKind::SynAck)),
+            PacketKind::Syn => {
+                let mut syn_ack = self.control(PacketKind::SynAck);
+                if let Some(l) = &self.linux {
+                    syn_ack.rwnd_segments = self.window_segments(l.initial_window());
+                }
+                out.packets.push(syn_ack)
+            }
             PacketKind::Data => {
                 // RFC 7323 §4.3: echo the timestamp of the earliest segment not yet acknowledged
                 // that advanced the window (or of a retransmission of old data).
@@ -77,6 +94,9 @@ impl TcpReceiver {
     }
 
     fn on_data(&mut self, now: Time, seq: u32, out: &mut Outbox) {
+        if self.linux.is_some() {
+            return self.on_data_linux(now, seq, out);
+        }
         let mut immediate = !self.cfg.delayed_ack;
         if seq == self.rcv_nxt {
             let filled_hole = !self.out_of_order.is_empty();
@@ -112,6 +132,60 @@ impl TcpReceiver {
         }
     }
 
+    /// Linux's receiver (`tcp_data_queue`, `__tcp_ack_snd_check`, then the application's read).
+    fn on_data_linux(&mut self, now: Time, seq: u32, out: &mut Outbox) {
+        let mss = self.cfg.mss_bytes as u64;
+        let before = self.rcv_nxt;
+        let had_holes = !self.out_of_order.is_empty();
+        if seq == self.rcv_nxt {
+            self.deliver(seq + 1);
+            if let Some(end) = self.out_of_order.pop_starting_at(self.rcv_nxt) {
+                self.deliver(end);
+            }
+        } else if seq > self.rcv_nxt {
+            self.out_of_order.insert(seq, seq + 1, |_, _| {});
+            self.recent = [Some(seq), self.recent[0], self.recent[1]];
+        }
+        let ooo_end = self.out_of_order.ranges().last().map_or(0, |r| r.1 as u64 * mss);
+        let arrival = Arrival {
+            rcv_nxt_before: before as u64 * mss,
+            rcv_nxt: self.rcv_nxt as u64 * mss,
+            duplicate: seq < before,
+            out_of_order: !self.out_of_order.is_empty(),
+            filled_last_hole: had_holes && self.out_of_order.is_empty(),
+            ooo_end,
+        };
+        let linux = self.linux.as_mut().expect("linux receiver");
+        let mut action = linux.on_segment(now, arrival);
+        if self.completed_at.is_none()
+            && !self.size.is_unlimited()
+            && self.rcv_nxt >= self.size.segments
+        {
+            self.completed_at = Some(now);
+            action = AckAction::Now;
+        }
+        match action {
+            AckAction::Now => return self.send_ack(out),
+            AckAction::Delay(t) => {
+                self.delack_deadline = Some(self.delack_deadline.map_or(t, |d| d.min(t)))
+            }
+            AckAction::Compress(t) => {
+                self.compress_deadline = Some(self.compress_deadline.map_or(t, |d| d.min(t)))
+            }
+        }
+        // The application reads what arrived in order.
+        let pending = self.delack_deadline.is_some() || self.compress_deadline.is_some();
+        let linux = self.linux.as_mut().expect("linux receiver");
+        if linux.on_read(now, self.rcv_nxt as u64 * mss, ooo_end, pending) {
+            self.send_ack(out);
+        }
+    }
+
+    /// A window in bytes as whole segments for the sender.
+    fn window_segments(&self, bytes: u64) -> u32 {
+        (bytes / self.cfg.mss_bytes.max(1) as u64).min(u32::MAX as u64 - 1) as u32
+    }
+
     fn deliver(&mut self, up_to: u32) {
         for s in self.rcv_nxt..up_to {
             self.delivered_bytes += self.size.payload(s, self.cfg.mss_bytes) as u64;
@@ -121,20 +195,30 @@ impl TcpReceiver {
 
     /// The delayed-ACK timer is due.
     pub fn on_timer(&mut self, now: Time, out: &mut Outbox) {
-        if matches!(self.delack_deadline, Some(d) if d <= now) {
+        let due = |d: Option<Time>| matches!(d, Some(d) if d <= now);
+        if due(self.delack_deadline) || due(self.compress_deadline) {
             self.send_ack(out);
         }
     }
 
     pub fn next_timer(&self) -> Option<Time> {
-        self.delack_deadline
+        match (self.delack_deadline, self.compress_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn send_ack(&mut self, out: &mut Outbox) {
         self.unacked = 0;
         self.delack_deadline = None;
+        self.compress_deadline = None;
         let mut ack = self.control(PacketKind::Ack);
         ack.seq = self.rcv_nxt;
+        let rcv_nxt_bytes = self.rcv_nxt as u64 * self.cfg.mss_bytes as u64;
+        if let Some(l) = self.linux.as_mut() {
+            let w = l.on_ack_sent(rcv_nxt_bytes, true);
+            ack.rwnd_segments = self.window_segments(w);
+        }
         ack.ts = self.ts_recent;
         self.last_ack_sent = self.rcv_nxt;
         if self.cfg.sack && !self.out_of_order.is_empty() {

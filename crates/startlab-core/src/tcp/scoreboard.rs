@@ -52,9 +52,14 @@ impl Scoreboard {
 
     /// The cumulative ACK moved from `una` to `ack`: drops those segments and returns how many
     /// of them were delivered by this ACK (not SACKed before), each passed to `delivered`.
-    pub fn advance(&mut self, una: u32, ack: u32, delivered: &mut dyn FnMut(&SegState)) -> u32 {
+    pub fn advance(
+        &mut self,
+        una: u32,
+        ack: u32,
+        delivered: &mut dyn FnMut(u32, &SegState),
+    ) -> u32 {
         let mut count = 0;
-        for _ in una..ack {
+        for seq in una..ack {
             let s = self
                 .segs
                 .pop_front()
@@ -63,7 +68,7 @@ impl Scoreboard {
                 self.sacked_out -= 1;
             } else {
                 count += 1;
-                delivered(&s);
+                delivered(seq, &s);
                 if s.lost {
                     self.lost_out -= 1;
                 }
@@ -85,7 +90,7 @@ impl Scoreboard {
         (una, high_tx): (u32, u32),
         ack: u32,
         blocks: &SackBlocks,
-        delivered: &mut dyn FnMut(&SegState),
+        delivered: &mut dyn FnMut(u32, &SegState),
     ) -> u32 {
         let mut count = 0;
         let mut pieces: Vec<(u32, u32)> = Vec::new();
@@ -110,7 +115,7 @@ impl Scoreboard {
                 let copy = *s;
                 self.sacked_out += 1;
                 count += 1;
-                delivered(&copy);
+                delivered(seq, &copy);
             }
             // Keep the three highest SACKed segments.
             for seq in (x.max(y.saturating_sub(3))..y).rev() {
@@ -168,6 +173,53 @@ impl Scoreboard {
             self.retrans_out -= 1;
         }
         self.retx_hint = self.retx_hint.min(seq);
+    }
+
+    /// The highest SACKed segment (Linux `tcp_highest_sack_seq` - 1), if any.
+    pub fn highest_sacked(&self) -> Option<u32> {
+        self.top_sacked[0]
+    }
+
+    /// `tcp_mark_skb_lost`: deems `seq` lost, or, if it already is and a retransmission of it
+    /// is in flight, that retransmission lost too. Returns whether anything changed (a loss
+    /// event).
+    pub fn mark_lost_again(&mut self, una: u32, seq: u32) -> bool {
+        let s = &mut self.segs[(seq - una) as usize];
+        if s.sacked {
+            return false;
+        }
+        if s.lost {
+            if !s.retx_in_flight {
+                return false;
+            }
+            s.retx_in_flight = false;
+            self.retrans_out -= 1;
+        } else {
+            s.lost = true;
+            self.lost_out += 1;
+        }
+        self.retx_hint = self.retx_hint.min(seq);
+        true
+    }
+
+    /// A retransmission timeout with RACK (`tcp_timeout_mark_lost`): the first segment and
+    /// every unSACKed one not `too_recent` are lost; retransmissions of those are no longer
+    /// in flight.
+    pub fn mark_lost_on_timeout(&mut self, una: u32, too_recent: &dyn Fn(&SegState) -> bool) {
+        for (i, s) in self.segs.iter_mut().enumerate() {
+            if s.sacked || (i > 0 && too_recent(s)) {
+                continue;
+            }
+            if !s.lost {
+                s.lost = true;
+                self.lost_out += 1;
+            }
+            if s.retx_in_flight {
+                s.retx_in_flight = false;
+                self.retrans_out -= 1;
+            }
+        }
+        self.retx_hint = una;
     }
 
     /// A retransmission timeout: every unSACKed segment is lost and none is being

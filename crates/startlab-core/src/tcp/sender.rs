@@ -6,6 +6,9 @@
 //! RFC 5681 FlightSize and fast recovery inflates cwnd by one segment per duplicate ACK; with SACK
 //! recovery cwnd is not inflated and the pipe shrinks as segments are SACKed or deemed lost.
 
+#[path = "linux_recovery.rs"]
+mod linux_recovery;
+
 use super::pacer::{pacing_rate, rate_of, Pacer, Window};
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, SegState};
@@ -93,6 +96,8 @@ pub struct TcpSender {
     pub ss_exit: Option<SlowStartExit>,
     /// Set when the segments acked by the last ACK included retransmissions (for tests / traces).
     last_rtt_sample: Option<Duration>,
+    /// Linux's recovery state (`recovery = "prr"`).
+    linux: linux_recovery::LinuxRecovery,
 }
 
 impl TcpSender {
@@ -117,7 +122,8 @@ impl TcpSender {
             cfg.min_rto,
             cfg.max_rto,
             cfg.clock_granularity,
-        );
+        )
+        .with_algorithm(cfg.rto_algorithm);
         TcpSender {
             flow,
             node,
@@ -143,6 +149,7 @@ impl TcpSender {
             stopped_at: None,
             ss_exit: None,
             last_rtt_sample: None,
+            linux: Default::default(),
             cfg,
         }
     }
@@ -168,6 +175,8 @@ impl TcpSender {
             (ConnState::Done, _) => Phase::Closed,
             (_, CaState::Recovery) => Phase::Recovery,
             (_, CaState::Loss) => Phase::Loss,
+            (_, CaState::Cwr) => Phase::Cwr,
+            (_, CaState::Disorder) if self.cfg.recovery == Recovery::Prr => Phase::Disorder,
             _ if self.cc.in_startup(&self.tcb) => Phase::SlowStart,
             _ => Phase::CongestionAvoidance,
         }
@@ -210,9 +219,15 @@ impl TcpSender {
     /// When the sender next needs [`TcpSender::on_timer`].
     pub fn next_timer(&self) -> Option<Time> {
         let pace = self.pacer.deadline();
-        match (self.rto_deadline, pace) {
+        let first = |a: Option<Time>, b: Option<Time>| match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
+        };
+        let t = first(self.rto_deadline, pace);
+        if self.cfg.recovery == Recovery::Prr && self.state == ConnState::Established {
+            first(t, self.linux_timers())
+        } else {
+            t
         }
     }
 
@@ -261,6 +276,9 @@ impl TcpSender {
                 self.tcb.rwnd = pkt.rwnd_segments;
                 self.establish(now, out);
             }
+            (PacketKind::Ack, ConnState::Established) if self.cfg.recovery == Recovery::Prr => {
+                self.on_ack_linux(now, pkt, out)
+            }
             (PacketKind::Ack, ConnState::Established) => self.on_ack(now, pkt, out),
             _ => {}
         }
@@ -268,6 +286,9 @@ impl TcpSender {
 
     /// A timer returned by [`TcpSender::next_timer`] is due.
     pub fn on_timer(&mut self, now: Time, out: &mut Outbox) {
+        if self.cfg.recovery == Recovery::Prr && self.state == ConnState::Established {
+            self.on_linux_timers(now, out);
+        }
         if matches!(self.rto_deadline, Some(d) if d <= now) {
             self.on_rto(now, out);
         }
@@ -277,7 +298,9 @@ impl TcpSender {
     }
 
     fn take_rtt_sample(&mut self, r: Duration) {
-        self.rtt.on_sample(r);
+        // RFC 6298, or Linux's estimator when configured (the handshake's sample too).
+        self.rtt
+            .on_sample_linux(r, self.tcb.snd_una, self.tcb.high_tx);
         self.tcb.srtt = self.rtt.srtt();
         self.tcb.latest_rtt = Some(r);
         self.tcb.min_rtt = Some(self.tcb.min_rtt.map_or(r, |m| m.min(r)));
@@ -301,18 +324,18 @@ impl TcpSender {
             }
         };
 
-        if self.cfg.recovery == Recovery::Sack && !pkt.sack.is_empty() {
+        if self.cfg.recovery.uses_sack() && !pkt.sack.is_empty() {
             delivered += self.board.apply_sack(
                 (self.tcb.snd_una, self.tcb.high_tx),
                 ack,
                 &pkt.sack,
-                &mut |s| note(s, &mut newest),
+                &mut |_, s| note(s, &mut newest),
             );
         }
         if ack > una_before {
             delivered += self
                 .board
-                .advance(una_before, ack, &mut |s| note(s, &mut newest));
+                .advance(una_before, ack, &mut |_, s| note(s, &mut newest));
             self.tcb.snd_una = ack;
         }
 
@@ -366,7 +389,7 @@ impl TcpSender {
             }
             self.on_dupack(now, out);
         }
-        if self.cfg.recovery == Recovery::Sack {
+        if self.cfg.recovery.uses_sack() {
             if self.tcb.ca_state == CaState::Recovery {
                 self.board
                     .mark_sack_losses(self.dupthresh(), self.tcb.snd_una, self.tcb.high_tx);
@@ -456,7 +479,7 @@ impl TcpSender {
                     );
                 }
             }
-            CaState::Open | CaState::Disorder => {
+            CaState::Open | CaState::Disorder | CaState::Cwr => {
                 self.dupacks = 0;
                 if self.tcb.ca_state == CaState::Disorder {
                     self.set_ca_state(CaState::Open, now);
@@ -485,13 +508,13 @@ impl TcpSender {
         self.dupacks += 1;
         match self.tcb.ca_state {
             CaState::Recovery => {
-                if self.cfg.recovery != Recovery::Sack {
+                if !self.cfg.recovery.uses_sack() {
                     // RFC 5681 §3.2 step 4: inflate by one segment per further duplicate ACK.
                     self.tcb.cwnd += 1.0;
                 }
             }
             CaState::Loss => {}
-            CaState::Open | CaState::Disorder => {
+            CaState::Open | CaState::Disorder | CaState::Cwr => {
                 if self.dupacks >= self.cfg.dupack_threshold {
                     // RFC 6582 §3.2 step 1 (also used for SACK): no new recovery for losses of
                     // data sent before the last recovery or timeout.
@@ -543,7 +566,7 @@ impl TcpSender {
         self.board.mark_lost(self.tcb.snd_una, self.tcb.snd_una);
         match self.cfg.recovery {
             // RFC 6675 §5 step (4.2): cwnd = ssthresh, no inflation.
-            Recovery::Sack => {
+            Recovery::Sack | Recovery::Prr => {
                 self.tcb.cwnd = self.tcb.ssthresh;
                 self.board
                     .mark_sack_losses(self.dupthresh(), self.tcb.snd_una, self.tcb.high_tx);
@@ -572,6 +595,9 @@ impl TcpSender {
                 self.rto_deadline = None;
                 return;
             }
+        }
+        if self.cfg.recovery == Recovery::Prr {
+            return self.on_rto_linux(now, out);
         }
         self.stats.timeouts += 1;
         self.note_slow_start_exit(now, ExitReason::Timeout);
@@ -677,6 +703,7 @@ impl TcpSender {
         }
         // Whatever a controller computed, the window stays within what a run can hold.
         self.tcb.cwnd = self.tcb.cwnd.min(CWND_CLAMP_SEGMENTS);
+        let mut sent_new = false;
         loop {
             let cwnd = self.tcb.cwnd.floor().max(0.0) as u32;
             if self.in_flight() >= cwnd {
@@ -692,8 +719,12 @@ impl TcpSender {
                 break;
             }
             self.transmit(seq, now, out, false);
+            sent_new |= seq + 1 == self.tcb.high_tx;
         }
         self.tcb.in_flight = self.in_flight();
+        if sent_new && self.cfg.recovery == Recovery::Prr {
+            self.schedule_loss_probe(now);
+        }
     }
 
     fn retransmit_now(&mut self, seq: u32, now: Time, out: &mut Outbox) {
@@ -740,6 +771,11 @@ impl TcpSender {
             self.stats.retransmissions += 1;
         }
         self.stats.sent_packets += 1;
+        // PRR's prr_out: everything sent while the window is being reduced (tcp_write_xmit,
+        // tcp_xmit_retransmit_queue).
+        if matches!(self.tcb.ca_state, CaState::Cwr | CaState::Recovery) {
+            self.linux.prr_out += 1;
+        }
         let payload = self.size.payload(seq, self.cfg.mss_bytes);
         let wire_bytes = payload + self.cfg.header_bytes;
         self.pacer
@@ -999,6 +1035,96 @@ mod tests {
                 assert_eq!(s.tcb.ssthresh, 5.0);
             }
         }
+    }
+
+    fn sack_ack(seq: u32, block: (u32, u32)) -> Packet {
+        let mut sack = SackBlocks::default();
+        sack.push(block);
+        Packet { sack, ..ack(seq) }
+    }
+
+    fn linux_sender(iw: u32) -> TcpSender {
+        let cfg = TcpConfig {
+            initial_window: iw,
+            sack: true,
+            recovery: Recovery::Prr,
+            loss_detection: crate::tcp::LossDetection::Rack { tlp: false },
+            rto_algorithm: crate::tcp::RtoAlgorithm::Linux,
+            clock_granularity: Duration::from_millis(4),
+            ..TcpConfig::default()
+        };
+        TcpSender::new(
+            0,
+            0,
+            1,
+            cfg,
+            FlowSize::UNLIMITED,
+            Box::new(Reno::new(RenoConfig::default())),
+            Time::ZERO,
+        )
+    }
+
+    #[test]
+    fn prr_sends_half_of_what_is_delivered_and_rack_finds_the_hole_at_three_sacks() {
+        // IW 20 sent at t = 0; segment 0 is lost; segment k is SACKed at 100 + k ms.
+        let mut s = linux_sender(20);
+        let mut out = Outbox::default();
+        s.start(Time::ZERO, &mut out);
+        assert_eq!(out.packets.len(), 20);
+        let mut sent_after = Vec::new();
+        for k in 1..=9u32 {
+            let before = out.packets.len();
+            s.on_packet(ms(100 + k as u64), &sack_ack(0, (1, k + 1)), &mut out);
+            sent_after.push(out.packets.len() - before);
+            if k < 3 {
+                // RACK's reordering window (min_rtt / 4 = 25.25 ms) is still open with fewer
+                // than three segments SACKed: Disorder, no loss yet.
+                assert_eq!(s.phase(), Phase::Disorder);
+            }
+        }
+        // The first two SACKs take segments out of the pipe (in flight 19, then 20 with the
+        // new one, < cwnd 20): new segments 20 and 21 go, as RFC 6675 and Linux send them.
+        // The third SACK closes the window: segment 0 (sent at 0, RACK.rtt 103 ms) is lost;
+        // Recovery with ssthresh = FlightSize 22 / 2 = 11, prior_cwnd 20. PRR lets out
+        // ceil(11 × delivered / 20) in all: after ACK 3..9 (delivered 1..7) that is
+        // 1, 2, 2, 3, 3, 4, 4: the retransmission of 0, then one new segment every other ACK.
+        assert_eq!(sent_after, [1, 1, 1, 1, 0, 1, 0, 1, 0]);
+        let seqs: Vec<u32> = out.packets[20..].iter().map(|p| p.seq).collect();
+        assert_eq!(seqs, [20, 21, 0, 22, 23, 24]);
+        assert_eq!((s.tcb.ssthresh, s.phase()), (11.0, Phase::Recovery));
+        assert_eq!(s.stats.fast_recoveries, 1);
+        // An ACK below high_seq (22) keeps Recovery; the one that passes it ends it with
+        // cwnd = ssthresh (tcp_end_cwnd_reduction), then Reno's congestion avoidance adds
+        // 3/11 for the three segments it delivered.
+        s.on_packet(ms(250), &ack(20), &mut out);
+        assert_eq!(s.phase(), Phase::Recovery);
+        s.on_packet(ms(251), &ack(22), &mut out);
+        assert_eq!(s.phase(), Phase::CongestionAvoidance);
+        assert!(s.tcb.cwnd >= 11.0 && s.tcb.cwnd < 12.0, "{}", s.tcb.cwnd);
+        assert_eq!(s.stats.timeouts, 0);
+    }
+
+    #[test]
+    fn a_lost_retransmission_is_retransmitted_again_without_a_timeout() {
+        let mut s = linux_sender(20);
+        let mut out = Outbox::default();
+        s.start(Time::ZERO, &mut out);
+        for k in 1..=19u32 {
+            s.on_packet(ms(100 + k as u64), &sack_ack(0, (1, k + 1)), &mut out);
+        }
+        let zeros = out.packets.iter().filter(|p| p.seq == 0).count();
+        assert_eq!(zeros, 2, "the original and one retransmission of 0");
+        // The retransmission (sent at 103 ms) is lost too. Segment 22, the first new one sent
+        // after it (104 ms), is SACKed at 230 ms: RACK.rtt = 126 ms, and the retransmission has
+        // been out 127 ms, so it is deemed lost again and goes a third time (with two new
+        // segments: in flight 8 < ssthresh 11), long before any RTO (>= srtt + 200 ms).
+        let retx_at = out.packets.iter().rposition(|p| p.seq == 0).unwrap();
+        let after = out.packets[retx_at..].iter().find(|p| p.seq >= 20).unwrap().seq;
+        assert_eq!(after, 22);
+        s.on_packet(ms(230), &sack_ack(0, (1, after + 1)), &mut out);
+        let zeros = out.packets.iter().filter(|p| p.seq == 0).count();
+        assert_eq!(zeros, 3);
+        assert_eq!((s.stats.timeouts, s.phase()), (0, Phase::Recovery));
     }
 
     #[test]

@@ -190,6 +190,7 @@ fn ca_state(s: CaState) -> u64 {
     match s {
         CaState::Open => 0,
         CaState::Disorder => 1,
+        CaState::Cwr => 2,
         CaState::Recovery => 3,
         CaState::Loss => 4,
     }
