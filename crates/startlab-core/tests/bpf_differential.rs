@@ -22,6 +22,25 @@ const PATHS: &[(&str, &str, &str)] = &[
 ];
 
 fn scenario(cc: &str, startup: &str, bottleneck: &str, tcp: &str) -> String {
+    if let Some(extra) = tcp.strip_prefix("linux:") {
+        return format!(
+            r#"
+duration = "6s"
+seed = 7
+[topology]
+kind = "dumbbell"
+pairs = 1
+bottleneck = {bottleneck}
+access = {{ rate = "1Gbps", delay = "0.5ms" }}
+[tcp]
+stack = "linux"
+{extra}
+[[flows]]
+cc = "{cc}"
+startup = "{startup}"
+"#
+        );
+    }
     format!(
         r#"
 duration = "6s"
@@ -72,6 +91,43 @@ fn combinations() -> Vec<(String, String)> {
         }
     }
     v
+}
+
+/// The controllers Linux has, under `tcp.stack = "linux"` (Linux's counting for Reno, Linux's
+/// HyStart, RACK-TLP and PRR around them), on the same three paths.
+#[test]
+fn under_the_linux_stack_the_ports_follow_their_models() {
+    let print = std::env::var_os("STARTLAB_BPF_DIFF").is_some();
+    let mut failures = Vec::new();
+    for (cc, startup) in [("newreno", "default"), ("cubic", "default"), ("cubic", "hystart")] {
+        for path in PATHS {
+            let tcp = format!("linux:{}", path.2);
+            let (d, timeouts) = match run(cc, startup, &(path.0, path.1, tcp.as_str())) {
+                Ok(r) => r,
+                Err(e) => {
+                    failures.push(e);
+                    continue;
+                }
+            };
+            if print {
+                println!(
+                    "linux {cc:>7} {startup:>8} {:>7}: {timeouts} timeouts, {:>7} hooks {:>6} ACKs, max cwnd gap {:.2e}, ssthresh gap {}, misses {}, exits model {:?} port {:?}",
+                    path.0, d.hooks, d.acks, d.max_cwnd_gap, d.max_ssthresh_gap, d.misses, d.model_exit, d.port_exit
+                );
+            }
+            let what = format!("linux stack: {cc}/{startup} on {}", path.0);
+            if let Some(e) = &d.error {
+                failures.push(format!("{what}: the port failed: {e}"));
+            } else if d.acks == 0 {
+                failures.push(format!("{what}: no ACK reached the controllers"));
+            } else if d.misses > 0 {
+                failures.push(format!("{what}: {} hooks apart; first: {}", d.misses, d.first_miss.clone().unwrap_or_default()));
+            } else if d.max_ssthresh_gap > 1.0 {
+                failures.push(format!("{what}: ssthresh apart by {}", d.max_ssthresh_gap));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]

@@ -12,7 +12,9 @@ use startlab_bpf::{ControllerSpec, Controllers};
 use std::sync::Arc;
 use startlab_core::cc::registry::ControllerFactory;
 use startlab_core::scenario::{ResolvedScenario, ScenarioError, Traffic};
-use startlab_core::tcp::{FlowSize, Pacing, Recovery, TcpConfig};
+use startlab_core::tcp::{
+    AckPolicy, FlowSize, LossDetection, Pacing, Recovery, RtoAlgorithm, TcpConfig,
+};
 use startlab_core::time::Duration;
 use startlab_core::traffic::{arrivals_stream, source_stream, ArrivalDraws, UdpSource};
 
@@ -271,7 +273,14 @@ fn kernel_control(
     let has = |name: &str| available.iter().any(|a| a == name);
     if linux_sender {
         match (cc, startup) {
-            ("reno" | "newreno", "default") if cc_params.is_empty() && has("reno") => {
+            // Linux's reno is counting = "linux" with beta 0.5; without parameters the model
+            // counts as RFC 5681 and the kernel's reno runs anyway (docs/kernel.md, Validation).
+            ("reno" | "newreno", "default")
+                if has("reno")
+                    && cc_params.iter().all(|(k, v)| {
+                        (k == "counting" && v == "linux") || (k == "beta" && v.as_f64() == Some(0.5))
+                    }) =>
+            {
                 return Ok(Control::BuiltIn("reno", None))
             }
             ("cubic", "default" | "hystart") if has("cubic") => {
@@ -365,6 +374,9 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
     let mut tcp = Vec::new();
     let mut cubic: Option<(String, CubicModule)> = None;
     let mut controllers: Vec<KernelController> = Vec::new();
+    // Which of Linux's pieces every TCP flow already models (tcp.stack = "linux" has them
+    // all): the differences listed are the others.
+    let mut models = LinuxPieces::ALL;
     // The initial window of the first TCP entry from each sending host.
     let mut first_window: Vec<(startlab_core::net::NodeId, u32)> = Vec::new();
     let mut flow = 0u32;
@@ -462,6 +474,7 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
                 None => cubic = Some((at.clone(), module)),
             }
         }
+        models.narrow(cfg);
         tcp.push(Some(host_tcp(&at, cfg)?));
         let template = Connection {
             flow: 0,
@@ -552,14 +565,19 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
             ),
         ));
     }
-    let differences = vec![
-        "Linux always opens a connection with a SYN/SYN-ACK handshake, which gives the first RTT sample; a flow's start is when connect() is called".to_string(),
-        "Linux keeps undo (DSACK, timestamps and F-RTO) whatever tcp.undo says".to_string(),
-        "Linux's receiver ACKs every segment in quick-ACK mode at the start and computes its own delayed-ACK timer (tcp.delayed_ack_timeout is not used)".to_string(),
-        "Linux's RTO is computed in jiffies by tcp_rtt_estimator and starts at 1 s (tcp.initial_rto, tcp.max_rto and tcp.clock_granularity are not used)".to_string(),
-        "With timestamps (on unless tcp.mss is above 1448 bytes), every segment carries 12 more header bytes than tcp.header".to_string(),
-        "Linux recovers with RACK-TLP and PRR, and the receiver's window autotunes up to its buffers".to_string(),
-    ];
+    let mut differences = Vec::new();
+    let mut differ = |modelled: bool, text: &str| {
+        if !modelled {
+            differences.push(text.to_string());
+        }
+    };
+    differ(models.handshake, "Linux always opens a connection with a SYN/SYN-ACK handshake, which gives the first RTT sample; a flow's start is when connect() is called");
+    differ(models.undo, "Linux keeps undo (DSACK, timestamps and F-RTO) whatever tcp.undo says");
+    differ(models.receiver, "Linux's receiver ACKs every segment in quick-ACK mode while its window grows and computes its own delayed-ACK timer (tcp.delayed_ack_timeout is not used); tcp.ack_policy = \"linux\" models it");
+    differ(models.rto, "Linux's RTO is computed in jiffies by tcp_rtt_estimator and starts at 1 s (tcp.initial_rto, tcp.max_rto and tcp.clock_granularity are not used); tcp.rto = \"linux\" models it");
+    differ(models.header, "With timestamps (on unless tcp.mss is above 1448 bytes), every segment carries 12 more header bytes than tcp.header");
+    differ(models.recovery, "Linux recovers with RACK-TLP and PRR; tcp.stack = \"linux\" models them");
+    differences.push("Linux's receiver also acknowledges when the application's read follows a segment sent with PSH, which depends on how the sending application writes; the simulator does not model it".to_string());
     Ok(KernelPlan {
         connections,
         datagrams,
@@ -568,6 +586,38 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
         controllers,
         differences,
     })
+}
+
+/// The pieces of Linux's TCP that every flow's simulator settings model.
+#[derive(Copy, Clone, Debug)]
+struct LinuxPieces {
+    handshake: bool,
+    undo: bool,
+    receiver: bool,
+    rto: bool,
+    header: bool,
+    recovery: bool,
+}
+
+impl LinuxPieces {
+    const ALL: LinuxPieces = LinuxPieces {
+        handshake: true,
+        undo: true,
+        receiver: true,
+        rto: true,
+        header: true,
+        recovery: true,
+    };
+
+    fn narrow(&mut self, cfg: &TcpConfig) {
+        self.handshake &= cfg.handshake;
+        self.undo &= cfg.undo;
+        self.receiver &= matches!(cfg.ack_policy, AckPolicy::Linux(_));
+        self.rto &= cfg.rto_algorithm == RtoAlgorithm::Linux;
+        self.header &= cfg.mss_bytes > 1448 || cfg.header_bytes >= 52;
+        self.recovery &= cfg.recovery == Recovery::Prr
+            && cfg.loss_detection == LossDetection::Rack { tlp: true };
+    }
 }
 
 fn host_tcp(at: &str, cfg: &TcpConfig) -> Result<HostTcp, ScenarioError> {

@@ -12,13 +12,20 @@
  *   whole segments, as snd_ssthresh holds them.
  */
 
+/* The C spelling of the string parameters (config.rs: enumerator <enum>__<value>). */
+enum reno_config__counting {
+	reno_config__counting__rfc5681,
+	reno_config__counting__linux,
+};
+
 struct reno_config {
 	__u32 abc_limit; /* RFC 3465 limit L, segments; 0 counts ACKs */
-	fixed_t beta;    /* ssthresh = max(FlightSize x beta, 2) */
+	fixed_t beta;    /* ssthresh = max(FlightSize x beta, 2), or cwnd x beta with linux */
+	enum reno_config__counting counting; /* rfc5681, or linux: tcp_slow_start + tcp_cong_avoid_ai */
 };
 
 struct reno_state {
-	__u32 unused;
+	__u32 cwnd_cnt; /* snd_cwnd_cnt of tcp_cong_avoid_ai (linux counting) */
 };
 
 static __always_inline void reno_init(struct ca *ca, const volatile struct reno_config *cfg,
@@ -30,9 +37,45 @@ static __always_inline void reno_init(struct ca *ca, const volatile struct reno_
 static __always_inline __u32 reno_ssthresh(struct ca *ca, const volatile struct reno_config *cfg,
 					   struct reno_state *st)
 {
-	__u32 s = (__u32)fixed_mul(flight_size(ca), cfg->beta);
+	/* tcp_reno_ssthresh: from snd_cwnd, with linux counting. */
+	__u32 base = cfg->counting == reno_config__counting__linux ? ca->tp->snd_cwnd : flight_size(ca);
+	__u32 s = (__u32)fixed_mul(base, cfg->beta);
 
 	return s > 2 ? s : 2;
+}
+
+/* Linux tcp_slow_start and tcp_cong_avoid_ai on whole segments (cc::reno::linux_slow_start,
+ * linux_cong_avoid_ai); the cwnd fraction is dropped, as snd_cwnd has none. */
+static __always_inline void reno_linux_cong_avoid(struct ca *ca, struct reno_state *st, __u32 acked)
+{
+	struct tcp_sock *tp = ca->tp;
+	__u32 cwnd = tp->snd_cwnd, w;
+
+	if (in_slow_start(ca)) {
+		__u32 to = cwnd + acked < tp->snd_ssthresh ? cwnd + acked : tp->snd_ssthresh;
+
+		if (to < cwnd)
+			to = cwnd;
+		acked -= to - cwnd;
+		cwnd = to;
+		if (!acked) {
+			cwnd_set_q16(ca, (__u64)cwnd << FRAC_BITS);
+			return;
+		}
+	}
+	w = cwnd ? cwnd : 1;
+	if (st->cwnd_cnt >= w) {
+		st->cwnd_cnt = 0;
+		cwnd++;
+	}
+	st->cwnd_cnt += acked;
+	if (st->cwnd_cnt >= w) {
+		__u32 delta = st->cwnd_cnt / w;
+
+		st->cwnd_cnt -= delta * w;
+		cwnd += delta;
+	}
+	cwnd_set_q16(ca, (__u64)cwnd << FRAC_BITS);
 }
 
 /* RFC 5681 eq. 3: cwnd += 1/cwnd per ACK, or per acknowledged segment (up to L) with ABC. */
@@ -52,6 +95,10 @@ static __always_inline void reno_cong_avoid(struct ca *ca, const volatile struct
 {
 	if (!cwnd_limited(ca))
 		return;
+	if (cfg->counting == reno_config__counting__linux) {
+		reno_linux_cong_avoid(ca, st, acked);
+		return;
+	}
 	if (in_slow_start(ca)) {
 		acked = standard_slow_start(ca, cfg->abc_limit, acked);
 		if (!acked)
@@ -68,6 +115,9 @@ static __always_inline void reno_pkts_acked(struct ca *ca, const volatile struct
 static __always_inline void reno_set_state(struct ca *ca, const volatile struct reno_config *cfg,
 					   struct reno_state *st, __u8 new_state)
 {
+	/* tcp_init_cwnd_reduction and tcp_enter_loss zero snd_cwnd_cnt. */
+	if (new_state == TCP_CA_CWR || new_state == TCP_CA_Recovery || new_state == TCP_CA_Loss)
+		st->cwnd_cnt = 0;
 }
 
 static __always_inline void reno_cwnd_event(struct ca *ca, const volatile struct reno_config *cfg,

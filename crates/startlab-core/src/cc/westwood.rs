@@ -136,6 +136,7 @@ impl Westwood {
         let reno = Reno::new(RenoConfig {
             abc_limit: config.abc_limit,
             beta: 0.5,
+            ..RenoConfig::default()
         });
         Westwood {
             config,

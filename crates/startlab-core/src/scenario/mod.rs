@@ -230,6 +230,24 @@ fn linux_tcp() -> TcpSpec {
     }
 }
 
+/// Under `stack = "linux"`, the controllers Linux has count as Linux counts, unless the flow
+/// says otherwise: `reno`/`newreno` as `tcp_reno_cong_avoid`, HyStart as `tcp_cubic.c`
+/// (CUBIC's default constants already are Linux's).
+fn linux_controller_defaults(
+    cc: &str,
+    cc_params: &mut crate::cc::params::Params,
+    startup: &str,
+    startup_params: &mut crate::cc::params::Params,
+) {
+    let linux = || serde_json::Value::String("linux".into());
+    if matches!(cc, "reno" | "newreno") {
+        cc_params.entry("counting").or_insert_with(linux);
+    }
+    if startup == "hystart" {
+        startup_params.entry("variant").or_insert_with(linux);
+    }
+}
+
 /// The defaults of a document's `[tcp]`: its stack's.
 fn stack_defaults(t: &TcpSpec) -> TcpSpec {
     match t.stack {
@@ -900,8 +918,11 @@ fn resolve_flow(
             .startup
             .clone()
             .unwrap_or_else(|| registry::DEFAULT_STARTUP.into());
-        let cc_params = f.cc_params.clone().unwrap_or_default();
-        let startup_params = f.startup_params.clone().unwrap_or_default();
+        let mut cc_params = f.cc_params.clone().unwrap_or_default();
+        let mut startup_params = f.startup_params.clone().unwrap_or_default();
+        if s.tcp.stack == Some(StackText::Linux) {
+            linux_controller_defaults(&cc, &mut cc_params, &startup, &mut startup_params);
+        }
         controller = Some(
             registry::factory(&cc, &cc_params, &startup, &startup_params)
                 .map_err(|e| err(at(&e.field), e.message))?,
