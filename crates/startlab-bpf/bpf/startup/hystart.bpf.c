@@ -3,9 +3,10 @@
  * HyStart, hybrid slow start (crate startlab-core, cc::hystart): Ha 2009 ch. 6 — §6.3.1 safe
  * exit points, §6.3.2 the ACK-train and delay-increase detectors, Fig. 6.7 the algorithm
  * (variant "dissertation") — and the variant of today's Linux net/ipv4/tcp_cubic.c (variant
- * "linux": hystart_update, bictcp_hystart_reset). Slow start doubles as standard slow start;
- * when a detector fires at cwnd >= low_window, ssthresh = cwnd ("hystart-train",
- * "hystart-delay") and the congestion control's avoidance takes over.
+ * "linux", Linux 6.13 and later: hystart_update, bictcp_hystart_reset, hystart_ack_delay;
+ * round_start = "low-window" gives the round start of earlier kernels). Slow start doubles as
+ * standard slow start; when a detector fires at cwnd >= low_window, ssthresh = cwnd
+ * ("hystart-train", "hystart-delay") and the congestion control's avoidance takes over.
  *
  * Hooks: init = reset (Fig. 6.7 "Timeout"; Linux bictcp_reset); on_ack = standard growth up to
  * ssthresh (§6.3) counting ACKs or segments (ss_counting); pkts_acked = dMin, the round
@@ -27,14 +28,24 @@
  *   no counterpart (Linux runs pkts_acked on every ACK that reaches cong_avoid).
  * - ssthresh = cwnd is whole segments (snd_ssthresh = snd_cwnd), the model keeps a fraction; cwnd
  *   compared with low_window is snd_cwnd plus its 2^-16 fraction.
- * - "Paced" (Linux variant's train threshold dMin instead of dMin/2) is sk_pacing_status !=
+ * - "Paced" (Linux variant's train threshold dMin + cushion, not halved) is sk_pacing_status !=
  *   SK_PACING_NONE, the model's tcb.pacing_rate set; with tcp.pacing = "linux" or "window" both
  *   are on, with "none" both off, with "initial-spreading" both only during the first round.
+ * - The cushion (hystart_ack_delay) reads sk_pacing_rate, which Linux keeps for every socket
+ *   (tcp_update_pacing_rate, after each ACK). The model takes a paced flow's tcb.pacing_rate and
+ *   computes an unpaced flow's from the ACK's state (srtt with this ACK's sample, flight after it)
+ *   at the default ratios 200 % / 120 %; where sk_pacing_rate is 0 on an unpaced socket (the
+ *   simulator's VM does not fill it) the port computes it the same way.
  * - Linux's recovery (SACK/RACK/PRR) and Linux's timeout decide when set_state(Loss) comes.
+ * - The detectors run in any CA state while snd_cwnd < snd_ssthresh (cubictcp_acked), in whole
+ *   segments; so does the model's "linux" variant, while its "dissertation" variant compares the
+ *   fractional cwnd and ssthresh (they differ when cwnd is held at floor(ssthresh), as PRR may).
  * Where the model's "linux" variant differs from the kernel's own tcp_cubic.c (so this port too):
- * no TSO/GRO cushion (hystart_ack_delay) on the train threshold; no RTT samples discarded in the
- * second after a loss epoch began; and rounds delimited only from low_window on, where today's
- * hystart_update resets the round before its low-window test (rounds tracked from the start).
+ * no RTT samples discarded in the second after a loss epoch began; the cushion's GSO size is
+ * GSO_LEGACY_MAX_SIZE (65536 bytes), where Linux takes sk_gso_max_size (the device's GSO size
+ * less MAX_TCP_HEADER + 1), about 0.5 % more cushion where it is below its 1 ms cap (pacing
+ * rates above about 2 Gbit/s); an unpaced flow's rate is computed from this ACK's state, Linux's
+ * after the previous ACK.
  */
 
 enum hystart_config__variant {
@@ -53,6 +64,11 @@ enum hystart_config__ss_counting {
 	hystart_config__ss_counting__acks,
 };
 
+enum hystart_config__round_start {
+	hystart_config__round_start__any_cwnd,   /* Linux 6.13 and later */
+	hystart_config__round_start__low_window, /* before 6.13 */
+};
+
 struct hystart_config {
 	enum hystart_config__variant variant;
 	enum hystart_config__detect detect;
@@ -64,7 +80,10 @@ struct hystart_config {
 	fixed_t delay_divisor;         /* threshold = reference RTT / this */
 	flag_t latch_below_low_window; /* dissertation: a detection below low_window stops HyStart */
 	enum hystart_config__ss_counting ss_counting;
+	enum hystart_config__round_start round_start; /* linux: rounds at any cwnd or from low_window */
 };
+
+#define HYSTART_GSO_MAX_BYTES 65536ULL /* GSO_LEGACY_MAX_SIZE */
 
 enum {
 	HYSTART_FOUND_NONE = 0,
@@ -116,13 +135,43 @@ static __always_inline void hystart_start_round(struct ca *ca, struct hystart_st
 	st->sample_cnt = 0;
 }
 
+/* sk_pacing_rate, bytes/s; on an unpaced socket where it is 0, tcp_update_pacing_rate's value
+ * at the default ratios (200 % while cwnd < ssthresh / 2, 120 % after). */
+static __always_inline __u64 hystart_pacing_rate(struct ca *ca)
+{
+	struct tcp_sock *tp = ca->tp;
+	__u64 rate = ca->sk->sk_pacing_rate;
+	__u32 w = tp->snd_cwnd > tp->packets_out ? tp->snd_cwnd : tp->packets_out;
+
+	if (rate || ca->sk->sk_pacing_status != SK_PACING_NONE)
+		return rate;
+	/* tcp_update_pacing_rate: mss * ((USEC_PER_SEC / 100) << 3) * ratio * w / srtt_us. */
+	rate = (__u64)tp->mss_cache * ((USEC_PER_SEC / 100) << 3);
+	rate *= tp->snd_cwnd < tp->snd_ssthresh / 2 ? 200 : 120;
+	rate *= w;
+	if (tp->srtt_us)
+		rate /= tp->srtt_us;
+	return rate;
+}
+
+/* tcp_cubic.c hystart_ack_delay: min(1 ms, 4 GSO sizes at sk_pacing_rate), us; 0 without a rate. */
+static __always_inline __u64 hystart_ack_delay(struct ca *ca)
+{
+	__u64 rate = hystart_pacing_rate(ca), d;
+
+	if (!rate)
+		return 0;
+	d = HYSTART_GSO_MAX_BYTES * 4 * USEC_PER_SEC / rate;
+	return d < 1000 ? d : 1000;
+}
+
 /* The ACK-train test (§6.3.2): true when the train reached the threshold. */
 static __always_inline bool hystart_train_fires(struct ca *ca, const volatile struct hystart_config *cfg,
 						struct hystart_state *st, __u32 d_min)
 {
 	__u64 now = ca->now_us;
 	__u64 since = now > st->last_ack ? now - st->last_ack : 0;
-	__u64 train;
+	__u64 train, threshold;
 
 	/* Fig. 6.7: "ACK is closely spaced": within ack_delta of the previous close ACK. */
 	if (since > cfg->ack_delta_ms)
@@ -132,10 +181,11 @@ static __always_inline bool hystart_train_fires(struct ca *ca, const volatile st
 	if (cfg->variant == hystart_config__variant__dissertation)
 		/* Fig. 6.7: train >= dMin / 2 (D_min ~ min RTT / 2, §6.3.2 item 3). */
 		return train >= d_min / 2;
-	/* tcp_cubic.c hystart_update: threshold delay_min, halved when not paced; strict. */
-	if (ca->sk->sk_pacing_status != SK_PACING_NONE)
-		return train > d_min;
-	return train > d_min / 2;
+	/* tcp_cubic.c hystart_update: delay_min + hystart_ack_delay, halved when not paced; strict. */
+	threshold = d_min + hystart_ack_delay(ca);
+	if (ca->sk->sk_pacing_status == SK_PACING_NONE)
+		threshold >>= 1;
+	return train > threshold;
 }
 
 /* RTT (us) / divisor (Q32.32 >= 1), in us. */
@@ -220,7 +270,7 @@ static __always_inline void hystart_pkts_acked(struct ca *ca, const volatile str
 {
 	__s32 rtt_s = s->rtt_us;
 	__u32 rtt, d_min, fired = HYSTART_FOUND_NONE;
-	bool low;
+	bool low, is_linux = cfg->variant == hystart_config__variant__linux;
 
 	/* Both detectors work on ACKs carrying an RTT sample (Linux bictcp_acked). */
 	if (rtt_s < 0)
@@ -230,15 +280,20 @@ static __always_inline void hystart_pkts_acked(struct ca *ca, const volatile str
 	d_min = st->has_d_min && st->d_min < rtt ? st->d_min : rtt;
 	st->d_min = d_min;
 	st->has_d_min = 1;
+	/* cubictcp_acked: !ca->found && tcp_in_slow_start(tp), whatever the CA state. */
 	if (st->found || st->latched || !in_slow_start(ca))
 		return;
 	low = (cwnd_q16(ca) << (32 - FRAC_BITS)) < (__u64)cfg->low_window;
-	/* Linux runs the detectors only from hystart_low_window on (rounds included). */
-	if (cfg->variant == hystart_config__variant__linux && low)
+	/* Before Linux 6.13, bictcp_acked called hystart_update only from hystart_low_window on. */
+	if (is_linux && low && cfg->round_start == hystart_config__round_start__low_window)
 		return;
-	/* A round starts on the ACK past end_seq (Linux: after(snd_una, end_seq)). */
+	/* hystart_update: bictcp_hystart_reset when after(snd_una, end_seq), before (6.13+) the
+	 * low-window test. */
 	if (rounds_on_ack(ca, &st->round) != ROUND_SAME)
 		hystart_start_round(ca, st);
+	/* hystart_update (6.13+): the detectors run only from hystart_low_window on. */
+	if (is_linux && low)
+		return;
 	if (cfg->detect != hystart_config__detect__delay && hystart_train_fires(ca, cfg, st, d_min))
 		fired = HYSTART_FOUND_TRAIN;
 	if (cfg->detect != hystart_config__detect__train && hystart_delay_fires(ca, cfg, st, rtt, d_min) &&

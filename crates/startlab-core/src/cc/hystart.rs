@@ -18,6 +18,10 @@
 //! Rounds: the dissertation does not say how a round boundary is found (extraction §2.5); as Linux,
 //! a round starts on the ACK that advances `snd_una` past `end_seq`, and `end_seq` becomes the
 //! highest segment sent so far.
+//!
+//! The `linux` variant follows Linux 6.13 and later: rounds are delimited at any cwnd, the
+//! detectors run from `hystart_low_window` on, in any CA state while the whole cwnd is below the
+//! whole ssthresh, and the ACK-train threshold carries the TSO/GRO cushion `hystart_ack_delay`.
 
 use super::counting::{NewlyDelivered, SsCounting};
 use super::params::{closed, param, require, AlgorithmConfig, Allowed, Param, ParamError};
@@ -33,9 +37,22 @@ pub enum HyStartVariant {
     /// Fig. 6.7: delay compared with the previous round, η = clamp(⌈lastRTT/16⌉, 2 ms, 8 ms),
     /// detectors run at any cwnd and only the exit needs cwnd ≥ 16.
     Dissertation,
-    /// Today's `tcp_cubic.c`: delay compared with the connection's minimum RTT,
-    /// threshold clamp(delay_min/8, 4 ms, 16 ms), detectors run only when cwnd ≥ 16.
+    /// Today's `tcp_cubic.c` (Linux 6.13 and later): delay compared with the connection's minimum
+    /// RTT, threshold clamp(delay_min/8, 4 ms, 16 ms), rounds tracked at any cwnd, detectors run
+    /// only when cwnd ≥ 16, train threshold with the `hystart_ack_delay` cushion.
     Linux,
+}
+
+/// Linux variant: where rounds are delimited relative to the low-window test.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RoundStart {
+    /// Linux 6.13 and later: `hystart_update` starts a round before it tests
+    /// `hystart_low_window`, so rounds are delimited at any cwnd.
+    AnyCwnd,
+    /// Before Linux 6.13: `bictcp_acked` called `hystart_update` only from `hystart_low_window`
+    /// on, so the first round began at that ACK, part-way through a flight.
+    LowWindow,
 }
 
 /// Which detectors may end slow start (Linux `hystart_detect`).
@@ -80,6 +97,8 @@ pub struct HyStartConfig {
     /// Slow-start growth (dissertation: ACKs, as Linux 2.6.2x where HyStart was evaluated;
     /// linux: segments, as `tcp_slow_start` today).
     pub ss_counting: Option<SsCounting>,
+    /// Linux variant only: rounds at any cwnd (6.13 and later) or from low_window on (before).
+    pub round_start: RoundStart,
 }
 
 impl Default for HyStartConfig {
@@ -95,6 +114,7 @@ impl Default for HyStartConfig {
             delay_divisor: None,
             latch_below_low_window: false,
             ss_counting: None,
+            round_start: RoundStart::AnyCwnd,
         }
     }
 }
@@ -112,6 +132,7 @@ pub struct HyStartParams {
     pub delay_divisor: f64,
     pub latch_below_low_window: bool,
     pub ss_counting: SsCounting,
+    pub round_start: RoundStart,
 }
 
 impl From<HyStartConfig> for HyStartParams {
@@ -133,6 +154,7 @@ impl From<HyStartConfig> for HyStartParams {
             delay_divisor: c.delay_divisor.unwrap_or(div),
             latch_below_low_window: c.latch_below_low_window,
             ss_counting: c.ss_counting.unwrap_or(ss),
+            round_start: c.round_start,
         }
     }
 }
@@ -167,6 +189,7 @@ impl AlgorithmConfig for HyStartConfig {
         param("delay_divisor", "", closed(1.0, 1000.0), "delay threshold = reference RTT / this before clamping (dissertation 16, linux 8)"),
         param("latch_below_low_window", "", Allowed::Any, "dissertation: a detection below low_window disables HyStart (Fig. 6.7 read literally)"),
         param("ss_counting", "", Allowed::Any, "slow-start growth per ACK: \"segments\" acknowledged (linux) or 1 per ACK (\"acks\", dissertation)"),
+        param("round_start", "", Allowed::Any, "linux: rounds delimited at any cwnd (\"any-cwnd\", Linux 6.13 and later) or only from low_window on (\"low-window\", before 6.13)"),
     ];
 
     /// The clamps of the delay threshold, each given or the variant's: min <= max.
@@ -192,6 +215,71 @@ const DELAY: &str = "hystart-delay";
 
 fn ms(x: f64) -> Duration {
     Duration::from_secs_f64(x.max(0.0) * 1e-3)
+}
+
+/// Linux `GSO_LEGACY_MAX_SIZE`, bytes: the default GSO size of a device.
+const GSO_MAX_BYTES: u64 = 65_536;
+/// Linux `TCP_INFINITE_SSTHRESH`.
+const INFINITE_SSTHRESH: u64 = 0x7fff_ffff;
+
+/// Linux `snd_cwnd`: whole segments, at least 1.
+fn snd_cwnd(tcb: &Tcb) -> u64 {
+    tcb.cwnd.max(1.0).floor() as u64
+}
+
+/// Linux `snd_ssthresh`: whole segments, `TCP_INFINITE_SSTHRESH` when unlimited.
+fn snd_ssthresh(tcb: &Tcb) -> u64 {
+    if tcb.ssthresh.is_finite() {
+        (tcb.ssthresh.max(0.0) as u64).min(INFINITE_SSTHRESH)
+    } else {
+        INFINITE_SSTHRESH
+    }
+}
+
+/// Linux `sk->sk_pacing_rate`, bytes per second: the flow's own rate when it is paced; otherwise
+/// what `tcp_update_pacing_rate` keeps for every socket, at its default ratios (200 % while
+/// snd_cwnd < snd_ssthresh / 2, 120 % after).
+fn sk_pacing_rate(tcb: &Tcb) -> u64 {
+    if let Some(rate) = tcb.pacing_rate {
+        return rate.bps() / 8;
+    }
+    let cwnd = snd_cwnd(tcb);
+    let ratio = if cwnd < snd_ssthresh(tcb) / 2 {
+        200
+    } else {
+        120
+    };
+    // tcp_update_pacing_rate: mss * ((USEC_PER_SEC / 100) << 3) * ratio
+    // * max(snd_cwnd, packets_out) / srtt_us (srtt_us is 8 x the RTT).
+    let rate = (tcb.mss_bytes.max(1) as u64)
+        .saturating_mul(80_000 * ratio)
+        .saturating_mul(cwnd.max(tcb.flight_size() as u64));
+    let srtt_us = tcb.srtt.map_or(0, |d| d.as_nanos() / 1000 * 8);
+    if srtt_us > 0 {
+        rate / srtt_us
+    } else {
+        rate
+    }
+}
+
+/// Linux `hystart_ack_delay`: the TSO/GRO cushion, min(1 ms, 4 x GSO size / sk_pacing_rate) in
+/// whole microseconds, 0 without a rate.
+fn ack_delay(tcb: &Tcb) -> Duration {
+    match sk_pacing_rate(tcb) {
+        0 => Duration::ZERO,
+        rate => Duration::from_micros((GSO_MAX_BYTES * 4 * 1_000_000 / rate).min(1000)),
+    }
+}
+
+/// Linux `hystart_update`: the ACK-train threshold, delay_min + hystart_ack_delay, halved when
+/// the socket is not paced.
+fn linux_train_threshold(tcb: &Tcb, d_min: Duration) -> Duration {
+    let threshold = d_min + ack_delay(tcb);
+    if tcb.pacing_rate.is_some() {
+        threshold
+    } else {
+        threshold / 2
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -272,7 +360,7 @@ impl HyStart {
     }
 
     /// The ACK-train test; returns true when the train has reached the threshold.
-    fn train_fires(&mut self, now: Time, d_min: Duration, paced: bool) -> bool {
+    fn train_fires(&mut self, tcb: &Tcb, now: Time, d_min: Duration) -> bool {
         // Fig. 6.7: "ACK is closely spaced": within ack_delta of the previous close ACK.
         if now.saturating_since(self.last_ack) > self.ack_delta {
             return false;
@@ -282,12 +370,9 @@ impl HyStart {
         match self.p.variant {
             // Fig. 6.7: Jiffies - roundStart >= dMin/2 (D_min ~ min RTT / 2, §6.3.2 item 3).
             HyStartVariant::Dissertation => train >= d_min / 2,
-            // tcp_cubic.c: threshold = delay_min (+ a TSO/GRO cushion, nothing to cushion here),
-            // halved when the socket is not paced; strict comparison.
-            HyStartVariant::Linux => {
-                let threshold = if paced { d_min } else { d_min / 2 };
-                train > threshold
-            }
+            // hystart_update: strict comparison with delay_min + hystart_ack_delay, halved when
+            // the socket is not paced.
+            HyStartVariant::Linux => train > linux_train_threshold(tcb, d_min),
         }
     }
 
@@ -356,19 +441,34 @@ impl SlowStart for HyStart {
         // Fig. 6.7: dMin <- min(dMin, RTT) on every ACK.
         let d_min = self.d_min.map_or(rtt, |m| m.min(rtt));
         self.d_min = Some(d_min);
-        if self.found.is_some() || self.latched || !tcb.in_slow_start() {
+        let linux = self.p.variant == HyStartVariant::Linux;
+        // cubictcp_acked: hystart_update runs while `!ca->found && tcp_in_slow_start(tp)`, whole
+        // snd_cwnd < snd_ssthresh, whatever the CA state (Recovery and Loss too).
+        let slow_start = if linux {
+            snd_cwnd(tcb) < snd_ssthresh(tcb)
+        } else {
+            tcb.in_slow_start()
+        };
+        if self.found.is_some() || self.latched || !slow_start {
             return;
         }
         let low = tcb.cwnd < self.p.low_window;
-        // Linux runs the detectors only from hystart_low_window on (rounds included).
-        if self.p.variant == HyStartVariant::Linux && low {
+        // Before Linux 6.13, bictcp_acked called hystart_update only when
+        // cwnd >= hystart_low_window: no round below it.
+        if linux && low && self.p.round_start == RoundStart::LowWindow {
             return;
         }
+        // hystart_update: bictcp_hystart_reset when after(snd_una, end_seq), before (6.13+) the
+        // low-window test.
         if !self.round_open || tcb.snd_una > self.end_seq {
             self.start_round(tcb, now);
         }
+        // hystart_update (6.13+): the detectors run only from hystart_low_window on.
+        if linux && low {
+            return;
+        }
         let mut fired = None;
-        if self.p.detect.train() && self.train_fires(now, d_min, tcb.pacing_rate.is_some()) {
+        if self.p.detect.train() && self.train_fires(tcb, now, d_min) {
             fired = Some(TRAIN);
         }
         if self.p.detect.delay() && self.delay_fires(rtt, d_min) && fired.is_none() {
@@ -609,6 +709,225 @@ mod tests {
             (p.delay_min_ms, p.delay_max_ms, p.delay_divisor),
             (4.0, 20.0, 8.0)
         );
+        assert_eq!(p.round_start, RoundStart::AnyCwnd);
+    }
+
+    fn linux(detect: Detect, round_start: RoundStart) -> HyStart {
+        HyStart::new(HyStartConfig {
+            variant: HyStartVariant::Linux,
+            detect,
+            round_start,
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    fn at_us(us: u64) -> Time {
+        Time::ZERO + Duration::from_micros(us)
+    }
+
+    /// One ACK of one segment at `now` carrying the RTT sample `rtt`, to `h` alone.
+    fn ack_one(h: &mut HyStart, tcb: &mut Tcb, rtt: Duration, now: Time) {
+        let prior_in_flight = tcb.flight_size();
+        tcb.snd_una += 1;
+        tcb.delivered += 1;
+        let sample = AckSample {
+            acked: 1,
+            rtt: Some(rtt),
+            prior_in_flight,
+        };
+        h.pkts_acked(tcb, &sample, now);
+    }
+
+    /// Linux 6.13 and later (`round_start = "any-cwnd"`, the default) delimits rounds below
+    /// low_window too. cwnd 4 < 16 throughout; segments 0-3 sent at 0. The first ACK (100 ms)
+    /// opens a round with end_seq = high_tx = 4; two more segments go out (high_tx 6); the ACKs
+    /// taking snd_una to 2, 3, 4 stay in it (4 is not past 4); the ACK at 200 ms that takes
+    /// snd_una to 5 > 4 starts the next round, end_seq = 6. Before 6.13 (`"low-window"`) no round
+    /// is opened below low_window.
+    #[test]
+    fn linux_rounds_start_below_the_low_window() {
+        for (round_start, tracked) in [(RoundStart::AnyCwnd, true), (RoundStart::LowWindow, false)]
+        {
+            let mut h = linux(Detect::Both, round_start);
+            let mut tcb = Tcb::new(1000, 1040, 4.0, f64::INFINITY);
+            h.init(&mut tcb, Time::ZERO);
+            tcb.high_tx = 4;
+            ack_one(&mut h, &mut tcb, RTT, at_us(100_000));
+            tcb.high_tx = 6;
+            for _ in 0..3 {
+                ack_one(&mut h, &mut tcb, RTT, at_us(100_000));
+            }
+            assert_eq!(tcb.snd_una, 4);
+            if tracked {
+                assert_eq!(
+                    (h.round_open, h.round_start, h.end_seq),
+                    (true, at_us(100_000), 4)
+                );
+            } else {
+                assert!(!h.round_open, "{round_start:?}");
+            }
+            ack_one(&mut h, &mut tcb, RTT, at_us(200_000));
+            if tracked {
+                assert_eq!(
+                    (h.round_open, h.round_start, h.end_seq),
+                    (true, at_us(200_000), 6)
+                );
+            } else {
+                assert!(!h.round_open, "{round_start:?}");
+            }
+        }
+    }
+
+    /// The same order seen in an exit. Linux variant, train only, cwnd 10, RTT 2 ms, ACKs
+    /// 0.25 ms apart (segments sent at the start of each round). Threshold (not paced):
+    /// (minRTT 2 ms + cushion 1 ms) / 2 = 1.5 ms; the cushion is the 1 ms cap, since the rate
+    /// Linux computes (1000 B x 200 % x cwnd / srtt, a few MB/s) is far below
+    /// 4 x 65536 B / 1 ms = 262 MB/s.
+    /// - 6.13 order: the round opens at the flight's first ACK (cwnd 10). ACKs 2-6 are below the
+    ///   low window; the 7th (offset 1.5 ms, cwnd 16) is within 2 ms of the round start, so the
+    ///   train goes on: 1.5 ms is not above 1.5 ms, the 8th (1.75 ms, cwnd 17) fires:
+    ///   ssthresh = 17.
+    /// - Before 6.13: the round opens at the 7th ACK, mid-flight; the flight ends 0.75 ms later.
+    ///   The next flight (20 segments) opens a round at its first ACK and fires at its 8th
+    ///   (1.75 ms) with cwnd 20 + 7 = 27.
+    #[test]
+    fn linux_train_is_timed_from_the_first_ack_of_the_flight() {
+        let rtt = Duration::from_millis(2);
+        let spacing = Duration::from_micros(250);
+        for (round_start, ssthresh) in [("any-cwnd", 17.0), ("low-window", 27.0)] {
+            let mut d = driver(
+                &[
+                    ("variant", "linux".into()),
+                    ("detect", "train".into()),
+                    ("round_start", round_start.into()),
+                ],
+                10.0,
+            );
+            d.round_spread(rtt, spacing * 10);
+            if d.tcb.ssthresh.is_infinite() {
+                d.round_spread(rtt, spacing * 20);
+            }
+            assert_eq!(d.tcb.ssthresh, ssthresh, "{round_start}");
+            assert_eq!(
+                d.tcb.exit_reason_hint,
+                Some(ExitReason::Detector("hystart-train"))
+            );
+        }
+    }
+
+    /// `hystart_ack_delay` = min(1 ms, 4 x 65536 B / sk_pacing_rate), whole microseconds, and the
+    /// train threshold minRTT + cushion, halved when the flow is not paced. By hand:
+    /// - paced at 4 Gbit/s = 5e8 B/s: 262 144e6 / 5e8 = 524.288 -> 524 us; threshold for
+    ///   minRTT 10 ms: 10.524 ms;
+    /// - paced at 100 Mbit/s = 1.25e7 B/s: 20 971 us, capped at 1 ms: 11 ms;
+    /// - paced at rate 0: no cushion, 10 ms;
+    /// - not paced, Linux's own rate (tcp_update_pacing_rate): mss 1000 B, cwnd 200 < ssthresh/2,
+    ///   srtt 1 ms: 1000 x 200 % x 200 / 1 ms = 4e8 B/s, cushion 655.36 -> 655 us; threshold for
+    ///   minRTT 1 ms: (1000 + 655) / 2 = 827.5 us;
+    /// - the same with ssthresh 300 (cwnd >= ssthresh/2, 120 %): 2.4e8 B/s, 1092 us capped at
+    ///   1 ms; threshold (1 + 1) / 2 = 1 ms.
+    #[test]
+    fn linux_train_threshold_adds_the_ack_delay_cushion() {
+        use crate::units::Rate;
+        let ten = Duration::from_millis(10);
+        let mut tcb = Tcb::new(1000, 1040, 20.0, f64::INFINITY);
+        tcb.pacing_rate = Some(Rate::from_bps(4_000_000_000));
+        assert_eq!(ack_delay(&tcb), Duration::from_micros(524));
+        assert_eq!(
+            linux_train_threshold(&tcb, ten),
+            Duration::from_micros(10_524)
+        );
+        tcb.pacing_rate = Some(Rate::from_mbps(100));
+        assert_eq!(linux_train_threshold(&tcb, ten), Duration::from_millis(11));
+        tcb.pacing_rate = Some(Rate::from_bps(0));
+        assert_eq!(linux_train_threshold(&tcb, ten), ten);
+
+        let mut tcb = Tcb::new(1000, 1040, 200.0, f64::INFINITY);
+        tcb.srtt = Some(Duration::from_millis(1));
+        assert_eq!(ack_delay(&tcb), Duration::from_micros(655));
+        assert_eq!(
+            linux_train_threshold(&tcb, Duration::from_millis(1)),
+            Duration::from_nanos(827_500)
+        );
+        tcb.ssthresh = 300.0;
+        assert_eq!(ack_delay(&tcb), Duration::from_millis(1));
+        assert_eq!(
+            linux_train_threshold(&tcb, Duration::from_millis(1)),
+            Duration::from_millis(1)
+        );
+    }
+
+    /// The paced threshold at work: 4 Gbit/s, minRTT 10 ms, threshold 10.524 ms. ACKs 1 ms apart
+    /// from the round's first (at 100 ms), then at 10.524 ms (not above: no exit) and 10.525 ms
+    /// after it (exit, ssthresh = cwnd = 20). The dissertation variant, with minRTT/2, would
+    /// have fired at 5 ms.
+    #[test]
+    fn a_paced_linux_train_fires_only_past_min_rtt_plus_the_cushion() {
+        let mut h = linux(Detect::Train, RoundStart::AnyCwnd);
+        let mut tcb = Tcb::new(1000, 1040, 20.0, f64::INFINITY);
+        tcb.pacing_rate = Some(crate::units::Rate::from_bps(4_000_000_000));
+        h.init(&mut tcb, Time::ZERO);
+        tcb.high_tx = 100;
+        let rtt = Duration::from_millis(10);
+        for k in 0..=10 {
+            ack_one(&mut h, &mut tcb, rtt, at_us(100_000 + 1000 * k));
+        }
+        ack_one(&mut h, &mut tcb, rtt, at_us(110_524));
+        assert_eq!((h.found(), tcb.ssthresh), (None, f64::INFINITY));
+        ack_one(&mut h, &mut tcb, rtt, at_us(110_525));
+        assert_eq!((h.found(), tcb.ssthresh), (Some(TRAIN), 20.0));
+    }
+
+    /// Seven ACKs in Recovery (the sender calls only pkts_acked there), 1 ms apart, every RTT
+    /// sample 10 ms, to CUBIC with the linux variant (train only) at cwnd `cwnd` and ssthresh
+    /// `ssthresh`; returns ssthresh and the exit reason after them.
+    fn seven_acks_in_recovery(cwnd: f64, ssthresh: f64) -> (f64, Option<ExitReason>) {
+        let mut cc = registry::build(
+            "cubic",
+            &Default::default(),
+            "hystart",
+            &params(&[("variant", "linux".into()), ("detect", "train".into())]),
+        )
+        .unwrap();
+        let mut tcb = Tcb::new(1000, 1040, cwnd, f64::INFINITY);
+        cc.init(&mut tcb, Time::ZERO);
+        tcb.high_tx = 40;
+        tcb.snd_una = 20;
+        tcb.ssthresh = ssthresh;
+        tcb.srtt = Some(Duration::from_millis(10));
+        cc.set_state(&mut tcb, CaState::Recovery, at_us(90_000));
+        tcb.ca_state = CaState::Recovery;
+        for k in 0..7 {
+            assert_eq!(tcb.ssthresh, ssthresh, "ACK {k}");
+            let prior_in_flight = tcb.flight_size();
+            tcb.snd_una += 1;
+            tcb.delivered += 1;
+            let sample = AckSample {
+                acked: 1,
+                rtt: Some(Duration::from_millis(10)),
+                prior_in_flight,
+            };
+            cc.pkts_acked(&mut tcb, &sample, at_us(100_000 + 1000 * k));
+        }
+        assert_eq!(tcb.cwnd, cwnd);
+        (tcb.ssthresh, tcb.exit_reason_hint)
+    }
+
+    /// cubictcp_acked runs hystart_update while tcp_in_slow_start (snd_cwnd < snd_ssthresh, whole
+    /// segments), whatever the CA state. In Recovery with cwnd 20 held below ssthresh 30 (as PRR
+    /// holds it): not paced, Linux's rate is 1000 B x 120 % (20 >= 30/2) x max(20, 19 in flight)
+    /// / 10 ms = 2.4 MB/s, so the cushion is the 1 ms cap and the threshold (10 + 1) / 2 =
+    /// 5.5 ms: the 7th ACK, 6 ms after the round's first, ends slow start with ssthresh = cwnd =
+    /// 20. With cwnd 30 and ssthresh 30.7, snd_cwnd 30 is not below snd_ssthresh 30: no
+    /// detection.
+    #[test]
+    fn linux_detects_in_recovery_while_cwnd_is_below_ssthresh() {
+        assert_eq!(
+            seven_acks_in_recovery(20.0, 30.0),
+            (20.0, Some(ExitReason::Detector("hystart-train")))
+        );
+        assert_eq!(seven_acks_in_recovery(30.0, 30.7), (30.7, None));
     }
 
     #[test]
