@@ -1,0 +1,199 @@
+"""The validation table of a sweep run in both worlds: each path's simulator and kernel results
+side by side, and whether they meet the targets of docs/kernel.md ("The Linux stack beside
+Linux"):
+
+* slow-start exit: time and cwnd within 10 %, and the same reason;
+* link utilization over the run within 2 points;
+* retransmissions within 25 %;
+* the same number of retransmission timeouts.
+
+    python -m startlab.validation out/kernel-linux            # Markdown table on stdout
+    python -m startlab.validation out/kernel-linux --describe examples/sweeps/kernel-linux.toml
+
+The sweep's results (``results.parquet``) must hold the metrics ``ss_exit_time``,
+``ss_exit_cwnd``, ``ss_exit_reason``, ``utilization``, ``retransmissions`` and ``timeouts``, an
+axis ``world`` with both worlds, and a ``name`` per path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+EXIT_TOLERANCE = 0.10
+UTILIZATION_POINTS = 2.0
+RETRANSMISSION_TOLERANCE = 0.25
+
+
+@dataclass
+class Check:
+    """One target on one path: whether it is met, and the two values."""
+
+    met: bool
+    sim: str
+    kernel: str
+
+    def cell(self) -> str:
+        mark = "" if self.met else " ✗"
+        return f"{self.sim} / {self.kernel}{mark}"
+
+
+def _relative_ok(a: float | None, b: float | None, tolerance: float) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    if b == 0:
+        return a == 0
+    # A value exactly at the limit meets it (whatever the binary rounding of the inputs).
+    return abs(a - b) <= tolerance * abs(b) * (1 + 1e-9)
+
+
+def _fmt(x: Any, digits: int = 3) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def checks(sim: dict[str, Any], kernel: dict[str, Any]) -> dict[str, Check]:
+    """The targets for one path (each dict is one row of the results)."""
+    out: dict[str, Check] = {}
+    out["exit_time"] = Check(
+        _relative_ok(sim["ss_exit_time"], kernel["ss_exit_time"], EXIT_TOLERANCE),
+        _fmt(sim["ss_exit_time"]),
+        _fmt(kernel["ss_exit_time"]),
+    )
+    out["exit_cwnd"] = Check(
+        _relative_ok(sim["ss_exit_cwnd"], kernel["ss_exit_cwnd"], EXIT_TOLERANCE),
+        _fmt(sim["ss_exit_cwnd"], 0),
+        _fmt(kernel["ss_exit_cwnd"], 0),
+    )
+    out["exit_reason"] = Check(
+        sim["ss_exit_reason"] == kernel["ss_exit_reason"],
+        _fmt(sim["ss_exit_reason"]),
+        _fmt(kernel["ss_exit_reason"]),
+    )
+    us, uk = sim["utilization"], kernel["utilization"]
+    out["utilization"] = Check(
+        us is not None and uk is not None and abs(us - uk) * 100 <= UTILIZATION_POINTS + 1e-9,
+        _fmt(None if us is None else us * 100, 1),
+        _fmt(None if uk is None else uk * 100, 1),
+    )
+    out["retransmissions"] = Check(
+        _relative_ok(sim["retransmissions"], kernel["retransmissions"], RETRANSMISSION_TOLERANCE),
+        _fmt(sim["retransmissions"]),
+        _fmt(kernel["retransmissions"]),
+    )
+    out["timeouts"] = Check(
+        sim["timeouts"] == kernel["timeouts"],
+        _fmt(sim["timeouts"]),
+        _fmt(kernel["timeouts"]),
+    )
+    return out
+
+
+COLUMNS = [
+    ("exit_time", "exit time s"),
+    ("exit_cwnd", "exit cwnd"),
+    ("exit_reason", "exit reason"),
+    ("utilization", "utilization %"),
+    ("retransmissions", "retransmissions"),
+    ("timeouts", "timeouts"),
+]
+
+
+def table(results: pl.DataFrame, describe: dict[str, str] | None = None) -> tuple[str, dict[str, int]]:
+    """The Markdown table (simulator / kernel in each cell, ✗ where a target is missed) and,
+    per target, on how many paths it is met."""
+    ok = results.filter(pl.col("status") == "ok")
+    names = sorted(set(ok["name"].to_list()), key=lambda n: (len(n), n))
+    header = "| # | path | " + " | ".join(title for _, title in COLUMNS) + " |"
+    rule = "| ---: | --- | " + " | ".join("---:" for _ in COLUMNS) + " |"
+    lines = [header, rule]
+    met = {key: 0 for key, _ in COLUMNS}
+    met["all"] = 0
+    met["paths"] = 0
+    for name in names:
+        rows = {r["world"]: r for r in ok.filter(pl.col("name") == name).to_dicts()}
+        if "simulator" not in rows or "kernel" not in rows:
+            continue
+        c = checks(rows["simulator"], rows["kernel"])
+        met["paths"] += 1
+        for key, _ in COLUMNS:
+            met[key] += int(c[key].met)
+        met["all"] += int(all(x.met for x in c.values()))
+        path = (describe or {}).get(name, "")
+        lines.append(f"| {name} | {path} | " + " | ".join(c[key].cell() for key, _ in COLUMNS) + " |")
+    return "\n".join(lines), met
+
+
+def describe_plan(plan: Path) -> dict[str, str]:
+    """A short description of each path of a sweep plan with a `[zip.path]` group."""
+    import tomllib
+
+    doc = tomllib.loads(plan.read_text())
+    z = doc.get("zip", {}).get("path", {})
+    out: dict[str, str] = {}
+    for i, name in enumerate(z.get("name", [])):
+        parts = []
+        for key in ("bandwidth", "rtt", "buffer"):
+            if key in z:
+                parts.append(str(z[key][i]).replace("Mbps", " Mbit/s").replace("BDP", " BDP"))
+        loss = z.get("loss", [0.0] * (i + 1))[i]
+        if loss:
+            parts.append(f"loss {loss * 100:g} %")
+        flows = z.get("flows", [[]] * (i + 1))[i]
+        algos = []
+        for f in flows:
+            a = f.get("cc", "")
+            if f.get("startup", "default") != "default":
+                a += "+" + f["startup"]
+            algos.append(a)
+        if algos:
+            if len(algos) > 1:
+                starts = ", ".join(str(f.get("start", "0s")) for f in flows)
+                parts.append(f"{len(algos)} × {algos[0]} (starts {starts})")
+            else:
+                parts.append(algos[0])
+        pacing = z.get("tcp.pacing", ["none"] * (i + 1))[i]
+        if pacing != "none":
+            parts.append("paced")
+        out[str(name)] = ", ".join(parts)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m startlab.validation", description=__doc__.split("\n\n")[0])
+    ap.add_argument("sweep", type=Path, help="a sweep's output directory (results.parquet)")
+    ap.add_argument("--describe", type=Path, help="the sweep plan, to describe each path")
+    args = ap.parse_args(argv)
+    path = args.sweep / "results.parquet"
+    if not path.exists():
+        print(f"{path}: no such file (run the sweep first)", file=sys.stderr)
+        return 2
+    results = pl.read_parquet(path)
+    missing = [c for c in ("world", "name", "ss_exit_time", "ss_exit_cwnd", "ss_exit_reason", "utilization", "retransmissions", "timeouts") if c not in results.columns]
+    if missing:
+        print(f"{path}: missing columns {', '.join(missing)}", file=sys.stderr)
+        return 2
+    describe = describe_plan(args.describe) if args.describe else None
+    text, met = table(results, describe)
+    print(text)
+    n = met["paths"]
+    print()
+    print(
+        f"Targets met on {met['all']} of {n} paths: exit time {met['exit_time']}/{n}, exit cwnd "
+        f"{met['exit_cwnd']}/{n}, exit reason {met['exit_reason']}/{n}, utilization "
+        f"{met['utilization']}/{n}, retransmissions {met['retransmissions']}/{n}, timeouts "
+        f"{met['timeouts']}/{n}."
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
