@@ -167,11 +167,45 @@ def describe_plan(plan: Path) -> dict[str, str]:
     return out
 
 
+def export_trace(run: Path) -> str:
+    """A run's flow 0 as the CSV of a recorded trace (tests of the Linux stack against the
+    kernel, crates/startlab-core/tests/kernel_golden): a header of `# key = value` lines with
+    the flow's totals and slow-start exit, then `time_ms,cwnd,in_flight` every 10 ms (the last
+    sample at or before each instant: the kernel world samples on every ACK)."""
+    flows = pl.read_parquet(run / "flows.parquet").filter(pl.col("flow") == 0).to_dicts()[0]
+    series = pl.read_parquet(run / "flow_series.parquet").filter(pl.col("flow") == 0)
+    import datetime
+    import json
+
+    summary = json.loads((run / "summary.json").read_text()) if (run / "summary.json").exists() else {}
+    release = (summary.get("kernel") or {}).get("kernel_release", "the simulator")
+    lines = [f"# recorded on {release}, {datetime.date.today().isoformat()}"]
+    for key in ("ss_exit_ns", "ss_exit_cwnd", "ss_exit_reason", "retransmissions", "timeouts", "delivered_bytes"):
+        lines.append(f"# {key} = {flows[key]}")
+    lines.append("time_ms,cwnd,in_flight")
+    series = series.select(["time_ns", "cwnd", "in_flight"]).sort("time_ns")
+    if series.height:
+        step = 10_000_000
+        first = -(-int(series["time_ns"][0]) // step) * step
+        grid = pl.DataFrame({"time_ns": pl.int_range(first, int(series["time_ns"][-1]) + 1, step, eager=True)})
+        sampled = grid.join_asof(series, on="time_ns", strategy="backward")
+        for r in sampled.to_dicts():
+            lines.append(f"{r['time_ns'] // 1_000_000},{r['cwnd']:g},{r['in_flight']}")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m startlab.validation", description=__doc__.split("\n\n")[0])
-    ap.add_argument("sweep", type=Path, help="a sweep's output directory (results.parquet)")
+    ap.add_argument("sweep", type=Path, help="a sweep's output directory (results.parquet), or a run directory with --export-trace")
     ap.add_argument("--describe", type=Path, help="the sweep plan, to describe each path")
+    ap.add_argument("--export-trace", action="store_true", help="print flow 0 of the run directory SWEEP as a recorded trace (CSV)")
     args = ap.parse_args(argv)
+    if args.export_trace:
+        if not (args.sweep / "flow_series.parquet").exists():
+            print(f"{args.sweep}: not a run directory (no flow_series.parquet)", file=sys.stderr)
+            return 2
+        sys.stdout.write(export_trace(args.sweep))
+        return 0
     path = args.sweep / "results.parquet"
     if not path.exists():
         print(f"{path}: no such file (run the sweep first)", file=sys.stderr)
