@@ -5,6 +5,7 @@
 #   make test-slow  the slow Python tests only
 #   make test-kernel the kernel tests (root, network namespaces, TUN, tracefs); says why when it skips
 #   make kernel-accuracy  the link emulator's accuracy on this machine (root; about 3 minutes)
+#   make kernel-linux  the simulator's Linux stack beside Linux on 26 paths, and its table (root; ~12 min)
 #   make bpf        the eBPF controllers' object alone, into $(BPF_OBJECT) (out/bpf/startlab.bpf.o);
 #                   STARTLAB_BPF_OBJECT=that-file makes startlab use it without a rebuild
 #   make lint       ruff and mypy
@@ -97,6 +98,12 @@ test-kernel: setup
 	else ip netns del startlab-probe-$$$$; \
 		cargo test -p startlab-kernel --test 'kernel_*' -- --ignored && \
 		$(BIN)/python -m pytest -q -m kernel; fi
+
+.PHONY: kernel-linux
+kernel-linux: setup
+	rm -rf out/kernel-linux
+	$(BIN)/startlab sweep examples/sweeps/kernel-linux.toml -o out/kernel-linux
+	$(BIN)/python -m startlab.validation out/kernel-linux --describe examples/sweeps/kernel-linux.toml
 
 .PHONY: kernel-accuracy
 kernel-accuracy: setup

@@ -778,8 +778,14 @@ impl TcpSender {
         }
         let payload = self.size.payload(seq, self.cfg.mss_bytes);
         let wire_bytes = payload + self.cfg.header_bytes;
-        self.pacer
-            .on_transmit(now, self.tcb.pacing_rate, wire_bytes as u64);
+        // Linux's internal pacing leaves a connection's first 10 data segments unpaced
+        // (tcp_update_skb_after_send: "Original sch_fq does not pace first 10 MSS").
+        let unpaced_start = matches!(self.cfg.pacing, Pacing::Linux { .. })
+            && self.stats.sent_packets <= 10;
+        if !unpaced_start {
+            self.pacer
+                .on_transmit(now, self.tcb.pacing_rate, wire_bytes as u64);
+        }
         // RFC 6298 §5.1: start the timer if it is not running.
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
