@@ -87,7 +87,42 @@ fn cpu_time_s() -> f64 {
 /// run by the simulator's VM (`cc = "X"` becomes `cc = "bpf:X"`).
 const BPF_SUFFIX: &str = "+bpf";
 
+/// `NAME+linux` is scenario NAME with its `[tcp]` table replaced by `stack = "linux"`: the same
+/// network and traffic on the simulator's Linux TCP (RACK-TLP, PRR, Linux's receiver).
+const LINUX_SUFFIX: &str = "+linux";
+
+/// The scenarios on which the Linux stack is timed against the ns-2 stack.
+const LINUX_SCENARIOS: &[&str] = &["a", "b", "d"];
+
+/// `text` with its `[tcp]` table's fields replaced by `stack = "linux"`.
+fn on_linux_stack(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_tcp = false;
+    for line in text.lines() {
+        let header = line.trim_start().starts_with('[');
+        if header {
+            in_tcp = line.trim() == "[tcp]";
+        }
+        if in_tcp && !header {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+        if in_tcp && header {
+            out.push_str("stack = \"linux\"\n");
+        }
+    }
+    out
+}
+
 fn run_one(name: &str) {
+    if let Some(base) = name.strip_suffix(LINUX_SUFFIX) {
+        let (_, _, text) = SCENARIOS
+            .iter()
+            .find(|s| s.0 == base)
+            .unwrap_or_else(|| panic!("no scenario {name}"));
+        return run_text(&on_linux_stack(text));
+    }
     let base = name.strip_suffix(BPF_SUFFIX).unwrap_or(name);
     let (_, _, text) = SCENARIOS
         .iter()
@@ -195,9 +230,16 @@ fn main() {
             field(&line, "drops")
         );
     }
-    if !args.is_empty() && !args.iter().any(|a| a == "bpf") {
-        return;
+    let section = |name: &str| args.is_empty() || args.iter().any(|a| a == name);
+    if section("bpf") {
+        bpf_section(&exe);
     }
+    if section("linux") {
+        linux_section(&exe);
+    }
+}
+
+fn bpf_section(exe: &std::path::Path) {
     // The same scenarios with every controller's eBPF port run by the VM: CPU time against the
     // Rust model's, model and port alternating, three times each (the machine is noisy).
     println!();
@@ -210,7 +252,7 @@ fn main() {
         let (mut model_line, mut port_line) = (String::new(), String::new());
         for _ in 0..3 {
             for (which, best, line) in [(name.to_string(), &mut model, &mut model_line), (format!("{name}{BPF_SUFFIX}"), &mut port, &mut port_line)] {
-                let out = Command::new(&exe).args(["--one", &which]).output().expect("runs");
+                let out = Command::new(exe).args(["--one", &which]).output().expect("runs");
                 *line = String::from_utf8_lossy(&out.stdout).into_owned();
                 *best = best.min(field(line, "cpu_s"));
             }
@@ -226,6 +268,39 @@ fn main() {
             field(&model_line, "ss_exit_cwnd"),
             field(&port_line, "ss_exit_s"),
             field(&port_line, "ss_exit_cwnd"),
+        );
+    }
+
+}
+
+fn linux_section(exe: &std::path::Path) {
+    // The Linux stack against the ns-2 stack on the same paths: CPU per packet forwarded (the
+    // stacks send different packets: segment sizes, ACK policies), alternating, best of three.
+    println!();
+    println!(
+        "{:<8} {:>14} {:>14} {:>12} {:>22} {:>18}",
+        "linux", "ns-2 µs/pkt", "linux µs/pkt", "linux/ns-2", "exit s, cwnd: ns-2", "linux"
+    );
+    for name in LINUX_SCENARIOS {
+        let (mut ns2, mut linux) = (f64::INFINITY, f64::INFINITY);
+        let (mut ns2_line, mut linux_line) = (String::new(), String::new());
+        for _ in 0..3 {
+            for (which, best, line) in [(name.to_string(), &mut ns2, &mut ns2_line), (format!("{name}{LINUX_SUFFIX}"), &mut linux, &mut linux_line)] {
+                let out = Command::new(exe).args(["--one", &which]).output().expect("runs");
+                *line = String::from_utf8_lossy(&out.stdout).into_owned();
+                *best = best.min(field(line, "cpu_s") / field(line, "packets") * 1e6);
+            }
+        }
+        println!(
+            "{:<8} {:>14.3} {:>14.3} {:>11.2}x {:>14.6}, {:>5.0} {:>11.6}, {:>5.0}",
+            name,
+            ns2,
+            linux,
+            linux / ns2,
+            field(&ns2_line, "ss_exit_s"),
+            field(&ns2_line, "ss_exit_cwnd"),
+            field(&linux_line, "ss_exit_s"),
+            field(&linux_line, "ss_exit_cwnd"),
         );
     }
 }
