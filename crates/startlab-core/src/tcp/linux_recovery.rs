@@ -250,11 +250,8 @@ impl TcpSender {
                 _ => {}
             }
         }
-        let (lost, lost_retrans) = match self.tcb.ca_state {
-            CaState::Recovery => {
-                let (n, _) = self.identify_loss(now);
-                return n;
-            }
+        let lost = match self.tcb.ca_state {
+            CaState::Recovery => return self.identify_loss(now).0,
             CaState::Loss => {
                 // tcp_process_loss: recovered once high_seq is acknowledged.
                 if una >= self.linux.high_seq {
@@ -266,11 +263,10 @@ impl TcpSender {
                 if !lost_retrans {
                     return n;
                 }
-                (n, lost_retrans)
+                n
             }
-            _ => self.identify_loss(now),
+            _ => self.identify_loss(now).0,
         };
-        let _ = lost_retrans;
         // tcp_time_to_recover: loss detection marked something lost.
         if self.board.lost_out == 0 {
             self.try_to_open(now);
@@ -455,7 +451,7 @@ impl TcpSender {
     /// `tcp_send_loss_probe`: new data if the window allows, else the last segment again.
     fn on_loss_probe(&mut self, now: Time, out: &mut Outbox) {
         self.linux.tlp_deadline = None;
-        if self.packets_out() == 0 || self.tcb.ca_state != CaState::Open && self.tcb.ca_state != CaState::Cwr {
+        if self.packets_out() == 0 || !matches!(self.tcb.ca_state, CaState::Open | CaState::Cwr) {
             return;
         }
         let new = self.tcb.high_tx;
@@ -475,19 +471,15 @@ impl TcpSender {
     /// `tcp_rack_reo_timeout`: the reordering window of a waiting segment has passed.
     fn on_reo_timeout(&mut self, now: Time, out: &mut Outbox) {
         self.linux.reo_deadline = None;
-        let prior_in_flight = self.in_flight();
         // Scan again even though no delivery advanced RACK (the timer's own scan).
         self.linux.rack.rescan();
         let (lost, _) = self.identify_loss(now);
         if lost > 0 {
             if self.tcb.ca_state != CaState::Recovery {
+                // "tcp_enter_recovery(sk, false); tcp_cwnd_reduction(sk, 1, 0, 0)".
                 self.enter_recovery_linux(now);
-                if !self.in_cwnd_reduction() {
-                    return;
-                }
                 self.cwnd_reduction(1, 0, false);
             }
-            let _ = prior_in_flight;
             self.try_send(now, out);
         }
     }

@@ -1134,6 +1134,43 @@ mod tests {
     }
 
     #[test]
+    fn a_tail_loss_probe_repairs_lost_last_segments_without_a_timeout() {
+        // A 10-segment flow, all sent at t = 0; segments 8 and 9 are lost.
+        let cfg = TcpConfig {
+            initial_window: 10,
+            sack: true,
+            recovery: Recovery::Prr,
+            loss_detection: crate::tcp::LossDetection::Rack { tlp: true },
+            rto_algorithm: crate::tcp::RtoAlgorithm::Linux,
+            clock_granularity: Duration::from_millis(4),
+            ..TcpConfig::default()
+        };
+        let reno = Box::new(Reno::new(RenoConfig::default()));
+        let mut s = TcpSender::new(0, 0, 1, cfg, FlowSize::from_bytes(10_000, 1000), reno, Time::ZERO);
+        let mut out = Outbox::default();
+        s.start(Time::ZERO, &mut out);
+        assert_eq!(out.packets.len(), 10);
+        // The ACK of 0..7 at 100 ms: SRTT 100 ms, RTTVAR = max(4 × mdev = 2 × SRTT, rto_min)
+        // = 200 ms, RTO 300 ms (at 400 ms). Two segments out: PTO = 2 × SRTT + 2 ms = 202 ms,
+        // 204 ms in jiffies of 4 ms: the probe is due at 304 ms, before the RTO.
+        s.on_packet(ms(100), &ack(8), &mut out);
+        assert_eq!(s.next_timer(), Some(ms(304)));
+        // No new data: the probe retransmits the last segment.
+        s.on_timer(ms(304), &mut out);
+        assert_eq!(out.packets.last().map(|p| p.seq), Some(9));
+        assert_eq!(out.packets.len(), 11);
+        // Its SACK at 404 ms: RACK.xmit_ts = 304 ms, RACK.rtt = 100 ms; segment 8 (sent at 0)
+        // is 404 ms old > 100 + 25 ms (min_rtt / 4 with one SACK): lost. Recovery, and PRR
+        // lets its retransmission go at once.
+        s.on_packet(ms(404), &sack_ack(8, (9, 10)), &mut out);
+        assert_eq!(s.phase(), Phase::Recovery);
+        assert_eq!(out.packets.last().map(|p| p.seq), Some(8));
+        s.on_packet(ms(504), &ack(10), &mut out);
+        assert!(s.is_done());
+        assert_eq!(s.stats.timeouts, 0);
+    }
+
+    #[test]
     fn a_real_loss_is_not_undone() {
         let mut s = sender(true);
         let mut out = Outbox::default();
