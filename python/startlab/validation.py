@@ -107,7 +107,9 @@ COLUMNS = [
 ]
 
 
-def table(results: pl.DataFrame, describe: dict[str, str] | None = None) -> tuple[str, dict[str, int]]:
+def table(
+    results: pl.DataFrame, describe: dict[str, str] | None = None
+) -> tuple[str, dict[str, int]]:
     """The Markdown table (simulator / kernel in each cell, ✗ where a target is missed) and,
     per target, on how many paths it is met."""
     ok = results.filter(pl.col("status") == "ok")
@@ -128,7 +130,9 @@ def table(results: pl.DataFrame, describe: dict[str, str] | None = None) -> tupl
             met[key] += int(c[key].met)
         met["all"] += int(all(x.met for x in c.values()))
         path = (describe or {}).get(name, "")
-        lines.append(f"| {name} | {path} | " + " | ".join(c[key].cell() for key, _ in COLUMNS) + " |")
+        lines.append(
+            f"| {name} | {path} | " + " | ".join(c[key].cell() for key, _ in COLUMNS) + " |"
+        )
     return "\n".join(lines), met
 
 
@@ -177,17 +181,28 @@ def export_trace(run: Path) -> str:
     import datetime
     import json
 
-    summary = json.loads((run / "summary.json").read_text()) if (run / "summary.json").exists() else {}
+    summary = (
+        json.loads((run / "summary.json").read_text()) if (run / "summary.json").exists() else {}
+    )
     release = (summary.get("kernel") or {}).get("kernel_release", "the simulator")
     lines = [f"# recorded on {release}, {datetime.date.today().isoformat()}"]
-    for key in ("ss_exit_ns", "ss_exit_cwnd", "ss_exit_reason", "retransmissions", "timeouts", "delivered_bytes"):
+    for key in (
+        "ss_exit_ns",
+        "ss_exit_cwnd",
+        "ss_exit_reason",
+        "retransmissions",
+        "timeouts",
+        "delivered_bytes",
+    ):
         lines.append(f"# {key} = {flows[key]}")
     lines.append("time_ms,cwnd,in_flight")
     series = series.select(["time_ns", "cwnd", "in_flight"]).sort("time_ns")
     if series.height:
         step = 10_000_000
         first = -(-int(series["time_ns"][0]) // step) * step
-        grid = pl.DataFrame({"time_ns": pl.int_range(first, int(series["time_ns"][-1]) + 1, step, eager=True)})
+        grid = pl.DataFrame(
+            {"time_ns": pl.int_range(first, int(series["time_ns"][-1]) + 1, step, eager=True)}
+        )
         sampled = grid.join_asof(series, on="time_ns", strategy="backward")
         for r in sampled.to_dicts():
             lines.append(f"{r['time_ns'] // 1_000_000},{r['cwnd']:g},{r['in_flight']}")
@@ -195,10 +210,20 @@ def export_trace(run: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m startlab.validation", description=__doc__.split("\n\n")[0])
-    ap.add_argument("sweep", type=Path, help="a sweep's output directory (results.parquet), or a run directory with --export-trace")
+    ap = argparse.ArgumentParser(
+        prog="python -m startlab.validation", description=__doc__.split("\n\n")[0]
+    )
+    ap.add_argument(
+        "sweep",
+        type=Path,
+        help="a sweep's output directory (results.parquet), or a run directory with --export-trace",
+    )
     ap.add_argument("--describe", type=Path, help="the sweep plan, to describe each path")
-    ap.add_argument("--export-trace", action="store_true", help="print flow 0 of the run directory SWEEP as a recorded trace (CSV)")
+    ap.add_argument(
+        "--export-trace",
+        action="store_true",
+        help="print flow 0 of the run directory SWEEP as a recorded trace (CSV)",
+    )
     args = ap.parse_args(argv)
     if args.export_trace:
         if not (args.sweep / "flow_series.parquet").exists():
@@ -211,7 +236,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{path}: no such file (run the sweep first)", file=sys.stderr)
         return 2
     results = pl.read_parquet(path)
-    missing = [c for c in ("world", "name", "ss_exit_time", "ss_exit_cwnd", "ss_exit_reason", "utilization", "retransmissions", "timeouts") if c not in results.columns]
+    missing = [
+        c
+        for c in (
+            "world",
+            "name",
+            "ss_exit_time",
+            "ss_exit_cwnd",
+            "ss_exit_reason",
+            "utilization",
+            "retransmissions",
+            "timeouts",
+        )
+        if c not in results.columns
+    ]
     if missing:
         print(f"{path}: missing columns {', '.join(missing)}", file=sys.stderr)
         return 2

@@ -29,9 +29,24 @@ def test_targets_are_met_at_their_limits_and_missed_beyond() -> None:
     # Path 2 is just beyond each: 1.11 s, 89, 92.1 %, 126, and one timeout more.
     results = pl.DataFrame(
         [
-            row("simulator", "1", ss_exit_time=1.1, ss_exit_cwnd=90.0, utilization=0.92, retransmissions=125),
+            row(
+                "simulator",
+                "1",
+                ss_exit_time=1.1,
+                ss_exit_cwnd=90.0,
+                utilization=0.92,
+                retransmissions=125,
+            ),
             row("kernel", "1"),
-            row("simulator", "2", ss_exit_time=1.11, ss_exit_cwnd=89.0, utilization=0.921, retransmissions=126, timeouts=1),
+            row(
+                "simulator",
+                "2",
+                ss_exit_time=1.11,
+                ss_exit_cwnd=89.0,
+                utilization=0.921,
+                retransmissions=126,
+                timeouts=1,
+            ),
             row("kernel", "2"),
         ]
     )

@@ -33,7 +33,10 @@ fn read_trace(path: &Path) -> Trace {
                 header.insert(k.to_string(), v.to_string());
             }
         } else if let Some((t, rest)) = line.split_once(',') {
-            if let (Ok(t), Some(Ok(c))) = (t.parse::<f64>(), rest.split(',').next().map(str::parse::<f64>)) {
+            if let (Ok(t), Some(Ok(c))) = (
+                t.parse::<f64>(),
+                rest.split(',').next().map(str::parse::<f64>),
+            ) {
                 cwnd.push((t, c));
             }
         }
@@ -58,22 +61,38 @@ fn compare(name: &str, horizon_ms: f64) {
     let mut misses = Vec::new();
     let exit_s = f.ss_exit_ns.unwrap_or(0) as f64;
     if f.ss_exit_reason.as_deref() != Some(k("ss_exit_reason").as_str()) {
-        misses.push(format!("exit reason {:?} vs {}", f.ss_exit_reason, k("ss_exit_reason")));
+        misses.push(format!(
+            "exit reason {:?} vs {}",
+            f.ss_exit_reason,
+            k("ss_exit_reason")
+        ));
     }
     if !within(exit_s, kf("ss_exit_ns"), 0.10) {
         misses.push(format!("exit time {exit_s} ns vs {}", k("ss_exit_ns")));
     }
     if !within(f.ss_exit_cwnd.unwrap_or(0.0), kf("ss_exit_cwnd"), 0.10) {
-        misses.push(format!("exit cwnd {:?} vs {}", f.ss_exit_cwnd, k("ss_exit_cwnd")));
+        misses.push(format!(
+            "exit cwnd {:?} vs {}",
+            f.ss_exit_cwnd,
+            k("ss_exit_cwnd")
+        ));
     }
     if !within(f.retransmissions as f64, kf("retransmissions"), 0.25) {
-        misses.push(format!("retransmissions {} vs {}", f.retransmissions, k("retransmissions")));
+        misses.push(format!(
+            "retransmissions {} vs {}",
+            f.retransmissions,
+            k("retransmissions")
+        ));
     }
     if f.timeouts as f64 != kf("timeouts") {
         misses.push(format!("timeouts {} vs {}", f.timeouts, k("timeouts")));
     }
     if !within(f.delivered_bytes as f64, kf("delivered_bytes"), 0.02) {
-        misses.push(format!("delivered {} vs {}", f.delivered_bytes, k("delivered_bytes")));
+        misses.push(format!(
+            "delivered {} vs {}",
+            f.delivered_bytes,
+            k("delivered_bytes")
+        ));
     }
 
     // The trajectory: each kernel sample against the simulator's sample at the same instant.
@@ -89,18 +108,27 @@ fn compare(name: &str, horizon_ms: f64) {
     let mut compared = 0;
     let mut close = 0;
     for &(t, kc) in kernel.cwnd.iter().filter(|(t, _)| *t <= horizon_ms) {
-        let Some(&sc) = sim.get(&(t.round() as i64)) else { continue };
+        let Some(&sc) = sim.get(&(t.round() as i64)) else {
+            continue;
+        };
         compared += 1;
         if (sc - kc).abs() <= (0.10 * kc).max(2.0) {
             close += 1;
         }
     }
     let in_horizon = kernel.cwnd.iter().filter(|(t, _)| *t <= horizon_ms).count();
-    assert!(compared >= in_horizon * 9 / 10 && compared > 50, "{name}: only {compared} of {in_horizon} samples matched in time");
+    assert!(
+        compared >= in_horizon * 9 / 10 && compared > 50,
+        "{name}: only {compared} of {in_horizon} samples matched in time"
+    );
     if (close as f64) < 0.9 * compared as f64 {
         misses.push(format!("cwnd within 10 % on {close} of {compared} samples"));
     }
-    assert!(misses.is_empty(), "{name} against the kernel: {}", misses.join("; "));
+    assert!(
+        misses.is_empty(),
+        "{name} against the kernel: {}",
+        misses.join("; ")
+    );
 }
 
 #[test]

@@ -55,7 +55,10 @@ fn a_heavy_loss_exit_recovers_without_a_timeout_and_repeats_bit_for_bit() {
     assert!(f.retransmissions > 300, "{f:?}");
     assert_eq!(f.timeouts, 0, "{f:?}");
     assert_eq!(format!("{:?}", a.flows), format!("{:?}", b.flows));
-    assert_eq!(format!("{:?}", a.flow_series), format!("{:?}", b.flow_series));
+    assert_eq!(
+        format!("{:?}", a.flow_series),
+        format!("{:?}", b.flow_series)
+    );
 }
 
 #[test]

@@ -462,7 +462,10 @@ mod tests {
         let actions: Vec<_> = (0..5).map(|k| r.on_segment(ms(2 + k), ooo)).collect();
         assert_eq!(&actions[..3], &[AckAction::Now; 3]);
         // No receiver RTT yet: 5 % of 1 s = 50 ms, capped at 1 ms.
-        assert_eq!(actions[3], AckAction::Compress(ms(5) + Duration::from_millis(1)));
+        assert_eq!(
+            actions[3],
+            AckAction::Compress(ms(5) + Duration::from_millis(1))
+        );
         // A duplicate (retransmitted old data) re-enters quick-ACK mode: rcv_wnd (2896 aligned
         // up to 8192) / (2 × 1448) = 2 quick ACKs.
         let dup = Arrival {

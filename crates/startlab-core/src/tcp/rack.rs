@@ -217,7 +217,10 @@ mod tests {
             }
         );
         // Nothing advanced since: no scan.
-        assert_eq!(r.detect_loss(ms(130), &mut b, 0, Duration::from_millis(25)), Detection::default());
+        assert_eq!(
+            r.detect_loss(ms(130), &mut b, 0, Duration::from_millis(25)),
+            Detection::default()
+        );
         // With no window (three SACKs, or in recovery) it is lost at once: 102 - 0 >= 100.
         let (mut r, mut b) = board_with_a_hole();
         let d = r.detect_loss(ms(102), &mut b, 0, Duration::ZERO);
