@@ -71,7 +71,7 @@ fn the_event_record_is_laid_out_as_the_decoder_reads_it() {
 #[test]
 fn a_spec_is_written_where_the_program_reads_it() {
     let c = object();
-    let mut s = spec("newreno", json!({"abc_limit": 2, "beta": 0.7}), "slow-start", Some(json!({"abc_limit": 3})));
+    let mut s = spec("newreno", json!({"abc_limit": 2, "beta": 0.7, "counting": "rfc5681"}), "slow-start", Some(json!({"abc_limit": 3})));
     s.initial_ssthresh = Some(64);
     s.pacing = "initial-spreading".into();
     let image = c.configure(&s, &SimulatorCatalogue).unwrap();
@@ -100,13 +100,13 @@ fn a_spec_is_written_where_the_program_reads_it() {
 #[test]
 fn what_the_object_cannot_run_is_refused_by_field() {
     let c = object();
-    let reno = json!({"abc_limit": 0, "beta": 0.5});
-    let e = c.configure(&spec("newreno", json!({"abc_limit": 0, "beta": 0.5, "gain": 2}), "default", None), &SimulatorCatalogue).unwrap_err();
+    let reno = json!({"abc_limit": 0, "beta": 0.5, "counting": "rfc5681"});
+    let e = c.configure(&spec("newreno", json!({"abc_limit": 0, "beta": 0.5, "counting": "rfc5681", "gain": 2}), "default", None), &SimulatorCatalogue).unwrap_err();
     assert_eq!(e.field, "cc_params.gain");
-    let e = c.configure(&spec("newreno", json!({"abc_limit": 1.5, "beta": 0.5}), "default", None), &SimulatorCatalogue).unwrap_err();
+    let e = c.configure(&spec("newreno", json!({"abc_limit": 1.5, "beta": 0.5, "counting": "rfc5681"}), "default", None), &SimulatorCatalogue).unwrap_err();
     assert_eq!(e.field, "cc_params.abc_limit");
     assert!(e.message.contains("1.5"), "{e}");
-    let e = c.configure(&spec("newreno", json!({"abc_limit": 0, "beta": "half"}), "default", None), &SimulatorCatalogue).unwrap_err();
+    let e = c.configure(&spec("newreno", json!({"abc_limit": 0, "beta": "half", "counting": "rfc5681"}), "default", None), &SimulatorCatalogue).unwrap_err();
     assert_eq!(e.field, "cc_params.beta");
     let e = c.configure(&spec("no-such-cc", reno.clone(), "default", None), &SimulatorCatalogue).unwrap_err();
     assert_eq!(e.field, "cc");
@@ -123,7 +123,7 @@ fn what_the_object_cannot_run_is_refused_by_field() {
 #[test]
 fn every_algorithm_of_the_simulator_has_a_port_taking_all_its_parameters() {
     let c = object();
-    let reno = json!({"abc_limit": 0, "beta": 0.5});
+    let reno = json!({"abc_limit": 0, "beta": 0.5, "counting": "rfc5681"});
     let mut missing = Vec::new();
     for a in algorithms() {
         let defaults: serde_json::Map<String, serde_json::Value> = a

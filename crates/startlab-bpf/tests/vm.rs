@@ -33,7 +33,7 @@ fn cwnd(vm: &mut Vm) -> u64 {
 fn newreno(initial_ssthresh: Option<u32>) -> ControllerSpec {
     ControllerSpec {
         cc: "newreno".into(),
-        cc_params: json!({"abc_limit": 0, "beta": 0.5}),
+        cc_params: json!({"abc_limit": 0, "beta": 0.5, "counting": "rfc5681"}),
         startup: "default".into(),
         startup_params: None,
         pacing: "none".into(),

@@ -717,7 +717,7 @@ mod tests {
         assert_eq!(p.controllers.len(), 3);
         let first = &p.controllers[0].spec;
         assert_eq!((first.cc.as_str(), first.startup.as_str(), first.pacing.as_str()), ("newreno", "default", "none"));
-        assert_eq!(first.cc_params, serde_json::json!({"abc_limit": 0, "beta": 0.7}));
+        assert_eq!(first.cc_params, serde_json::json!({"abc_limit": 0, "beta": 0.7, "counting": "rfc5681"}));
         assert_eq!(first.initial_ssthresh, None);
         let second = &p.controllers[1].spec;
         assert_eq!((second.initial_ssthresh, second.pacing.as_str()), (Some(32), "window"));
