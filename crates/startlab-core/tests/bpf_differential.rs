@@ -21,26 +21,15 @@ const PATHS: &[(&str, &str, &str)] = &[
     ("timeout", r#"{ rate = "10Mbps", delay = "30ms", loss = 0.05, queue = { kind = "droptail", limit = "8" } }"#, "initial_window = 40"),
 ];
 
+/// The path's scenario; `tcp` prefixed with `linux:` runs it on `tcp.stack = "linux"`, else on
+/// the ns-2 stack with Linux-like settings.
 fn scenario(cc: &str, startup: &str, bottleneck: &str, tcp: &str) -> String {
-    if let Some(extra) = tcp.strip_prefix("linux:") {
-        return format!(
-            r#"
-duration = "6s"
-seed = 7
-[topology]
-kind = "dumbbell"
-pairs = 1
-bottleneck = {bottleneck}
-access = {{ rate = "1Gbps", delay = "0.5ms" }}
-[tcp]
-stack = "linux"
-{extra}
-[[flows]]
-cc = "{cc}"
-startup = "{startup}"
-"#
-        );
-    }
+    let tcp = match tcp.strip_prefix("linux:") {
+        Some(extra) => format!("stack = \"linux\"\n{extra}"),
+        None => format!(
+            "mss = \"1448B\"\nheader = \"52B\"\nsack = true\nrecovery = \"sack\"\nhandshake = true\n{tcp}"
+        ),
+    };
     format!(
         r#"
 duration = "6s"
@@ -51,11 +40,6 @@ pairs = 1
 bottleneck = {bottleneck}
 access = {{ rate = "1Gbps", delay = "0.5ms" }}
 [tcp]
-mss = "1448B"
-header = "52B"
-sack = true
-recovery = "sack"
-handshake = true
 {tcp}
 [[flows]]
 cc = "{cc}"
