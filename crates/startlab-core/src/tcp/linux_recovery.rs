@@ -204,14 +204,7 @@ impl TcpSender {
                 self.cwnd_reduction(delivered, newly_lost, advanced);
             } else if advanced {
                 // tcp_may_raise_cwnd: only when the cumulative ACK advanced.
-                self.cc.cong_avoid(
-                    &mut self.tcb,
-                    &Ack {
-                        acked: delivered,
-                        ack_seq: ack,
-                    },
-                    now,
-                );
+                self.cong_avoid(delivered, ack, now);
             }
         }
 

@@ -469,14 +469,7 @@ impl TcpSender {
                     self.set_ca_state(CaState::Open, now);
                 }
                 if !cong_controlled {
-                    self.cc.cong_avoid(
-                        &mut self.tcb,
-                        &Ack {
-                            acked: delivered,
-                            ack_seq: ack,
-                        },
-                        now,
-                    );
+                    self.cong_avoid(delivered, ack, now);
                 }
             }
             CaState::Open | CaState::Disorder | CaState::Cwr => {
@@ -485,14 +478,7 @@ impl TcpSender {
                     self.set_ca_state(CaState::Open, now);
                 }
                 if !cong_controlled {
-                    self.cc.cong_avoid(
-                        &mut self.tcb,
-                        &Ack {
-                            acked: delivered,
-                            ack_seq: ack,
-                        },
-                        now,
-                    );
+                    self.cong_avoid(delivered, ack, now);
                 }
             }
         }
@@ -658,6 +644,15 @@ impl TcpSender {
         self.rto_deadline = None;
         self.pacer.stop();
         self.tcb.in_flight = 0;
+    }
+
+    /// The controller's window growth for an ACK for `ack` that delivered `delivered` segments.
+    fn cong_avoid(&mut self, delivered: u32, ack: u32, now: Time) {
+        let ack = Ack {
+            acked: delivered,
+            ack_seq: ack,
+        };
+        self.cc.cong_avoid(&mut self.tcb, &ack, now);
     }
 
     fn set_ca_state(&mut self, new: CaState, now: Time) {
@@ -1000,21 +995,19 @@ mod tests {
         );
     }
 
+    /// A Reno sender of `size` with `cfg`.
+    fn reno_sender(cfg: TcpConfig, size: FlowSize) -> TcpSender {
+        let reno = Box::new(Reno::new(RenoConfig::default()));
+        TcpSender::new(0, 0, 1, cfg, size, reno, Time::ZERO)
+    }
+
     fn sender(undo: bool) -> TcpSender {
         let cfg = TcpConfig {
             initial_window: 10,
             undo,
             ..TcpConfig::default()
         };
-        TcpSender::new(
-            0,
-            0,
-            1,
-            cfg,
-            FlowSize::UNLIMITED,
-            Box::new(Reno::new(RenoConfig::default())),
-            Time::ZERO,
-        )
+        reno_sender(cfg, FlowSize::UNLIMITED)
     }
 
     #[test]
@@ -1049,25 +1042,21 @@ mod tests {
         Packet { sack, ..ack(seq) }
     }
 
-    fn linux_sender(iw: u32) -> TcpSender {
-        let cfg = TcpConfig {
+    /// Linux's recovery, RACK (with or without TLP) and RTO, jiffies of 4 ms.
+    fn linux_config(iw: u32, tlp: bool) -> TcpConfig {
+        TcpConfig {
             initial_window: iw,
             sack: true,
             recovery: Recovery::Prr,
-            loss_detection: crate::tcp::LossDetection::Rack { tlp: false },
+            loss_detection: crate::tcp::LossDetection::Rack { tlp },
             rto_algorithm: crate::tcp::RtoAlgorithm::Linux,
             clock_granularity: Duration::from_millis(4),
             ..TcpConfig::default()
-        };
-        TcpSender::new(
-            0,
-            0,
-            1,
-            cfg,
-            FlowSize::UNLIMITED,
-            Box::new(Reno::new(RenoConfig::default())),
-            Time::ZERO,
-        )
+        }
+    }
+
+    fn linux_sender(iw: u32) -> TcpSender {
+        reno_sender(linux_config(iw, false), FlowSize::UNLIMITED)
     }
 
     #[test]
@@ -1136,17 +1125,7 @@ mod tests {
     #[test]
     fn a_tail_loss_probe_repairs_lost_last_segments_without_a_timeout() {
         // A 10-segment flow, all sent at t = 0; segments 8 and 9 are lost.
-        let cfg = TcpConfig {
-            initial_window: 10,
-            sack: true,
-            recovery: Recovery::Prr,
-            loss_detection: crate::tcp::LossDetection::Rack { tlp: true },
-            rto_algorithm: crate::tcp::RtoAlgorithm::Linux,
-            clock_granularity: Duration::from_millis(4),
-            ..TcpConfig::default()
-        };
-        let reno = Box::new(Reno::new(RenoConfig::default()));
-        let mut s = TcpSender::new(0, 0, 1, cfg, FlowSize::from_bytes(10_000, 1000), reno, Time::ZERO);
+        let mut s = reno_sender(linux_config(10, true), FlowSize::from_bytes(10_000, 1000));
         let mut out = Outbox::default();
         s.start(Time::ZERO, &mut out);
         assert_eq!(out.packets.len(), 10);
