@@ -39,6 +39,8 @@ fn the_linux_stack_fills_in_linuxs_defaults() {
         "ack_policy = \"linux\"",
         "rto = \"linux\"",
         "clock_granularity = \"4ms\"",
+        "dsack = true",
+        "frto = true",
     ] {
         assert!(text.contains(line), "{line} missing from\n{text}");
     }
@@ -72,4 +74,19 @@ fn the_ns2_stack_still_times_out_on_the_same_path() {
     let f = run(&text).flows.row(0);
     assert_eq!(f.ss_exit_reason.as_deref(), Some("loss"));
     assert!(f.timeouts >= 1, "{f:?}");
+}
+
+#[test]
+fn a_receive_window_clamps_what_the_linux_receiver_offers() {
+    // 50 segments on a 172-segment BDP: at most 50 × 1448 B per 40 ms RTT, 14.5 Mbit/s, and
+    // never enough in flight to overflow the buffer.
+    let text = PATH.replace(
+        "stack = \"linux\"",
+        "stack = \"linux\"\nreceive_window = 50",
+    );
+    let r = run(&text);
+    let f = r.flows.row(0);
+    assert_eq!(f.retransmissions, 0, "{f:?}");
+    let mbps = f.goodput_bps / 1e6;
+    assert!(mbps > 12.0 && mbps < 14.5, "{mbps}");
 }

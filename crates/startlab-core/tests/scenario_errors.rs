@@ -191,17 +191,43 @@ fn missing_and_out_of_range_values() {
         "[[flows]]\ncc = \"newreno\"",
         "[[flows]]\ncc = \"newreno\"\ntcp = { stack = \"linux\" }",
     ));
-    assert!(e.starts_with("flows[0].tcp.stack: the stack is chosen for the whole scenario"), "{e}");
+    assert!(
+        e.starts_with("flows[0].tcp.stack: the stack is chosen for the whole scenario"),
+        "{e}"
+    );
     let e = error(&BASE.replace(
         "[[flows]]\ncc = \"newreno\"",
         "[[flows]]\ncc = \"newreno\"\ntcp = { sack = true, loss_detection = \"rack\" }",
     ));
-    assert!(e.starts_with("flows[0].tcp.loss_detection: RACK runs within Linux's recovery"), "{e}");
+    assert!(
+        e.starts_with("flows[0].tcp.loss_detection: RACK runs within Linux's recovery"),
+        "{e}"
+    );
     let e = error(&BASE.replace(
         "[[flows]]\ncc = \"newreno\"",
         "[[flows]]\ncc = \"newreno\"\ntcp = { hz = 7 }",
     ));
-    assert!(e.contains("tcp.hz: invalid timer frequency 7: expected 100 to 1000"), "{e}");
+    assert!(
+        e.contains("tcp.hz: invalid timer frequency 7: expected 100 to 1000"),
+        "{e}"
+    );
+    // D-SACK without SACK, F-RTO outside Linux's recovery.
+    let e = error(&BASE.replace(
+        "[[flows]]\ncc = \"newreno\"",
+        "[[flows]]\ncc = \"newreno\"\ntcp = { dsack = true }",
+    ));
+    assert!(
+        e.starts_with("flows[0].tcp.dsack: a D-SACK block is a SACK option"),
+        "{e}"
+    );
+    let e = error(&BASE.replace(
+        "[[flows]]\ncc = \"newreno\"",
+        "[[flows]]\ncc = \"newreno\"\ntcp = { sack = true, frto = true }",
+    ));
+    assert!(
+        e.starts_with("flows[0].tcp.frto: F-RTO runs within Linux's recovery"),
+        "{e}"
+    );
 }
 
 #[test]

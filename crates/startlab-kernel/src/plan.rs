@@ -6,10 +6,9 @@
 //! handshake, keeps undo, computes its own delayed-ACK timer) is listed in
 //! [`KernelPlan::differences`], written with every kernel run and in docs/kernel.md.
 
-use serde_json::Value;
 use crate::bpf::ObjectImage;
+use serde_json::Value;
 use startlab_bpf::{ControllerSpec, Controllers};
-use std::sync::Arc;
 use startlab_core::cc::registry::ControllerFactory;
 use startlab_core::scenario::{ResolvedScenario, ScenarioError, Traffic};
 use startlab_core::tcp::{
@@ -17,6 +16,7 @@ use startlab_core::tcp::{
 };
 use startlab_core::time::Duration;
 use startlab_core::traffic::{arrivals_stream, source_stream, ArrivalDraws, UdpSource};
+use std::sync::Arc;
 
 /// One TCP connection of the kernel run.
 #[derive(Clone, Debug, PartialEq)]
@@ -278,7 +278,8 @@ fn kernel_control(
             ("reno" | "newreno", "default")
                 if has("reno")
                     && cc_params.iter().all(|(k, v)| {
-                        (k == "counting" && v == "linux") || (k == "beta" && v.as_f64() == Some(0.5))
+                        (k == "counting" && v == "linux")
+                            || (k == "beta" && v.as_f64() == Some(0.5))
                     }) =>
             {
                 return Ok(Control::BuiltIn("reno", None))
@@ -318,33 +319,53 @@ fn kernel_control(
     })?;
     let rodata = startlab_core::cc::bpf::configure(&spec).map_err(|e| {
         refuse(
-            if e.field.is_empty() { format!("{at}.cc") } else { format!("{at}.{}", e.field) },
+            if e.field.is_empty() {
+                format!("{at}.cc")
+            } else {
+                format!("{at}.{}", e.field)
+            },
             e.message,
         )
     })?;
     Ok(Control::Bpf(KernelController {
         spec,
-        image: ObjectImage { elf: Arc::new(controllers.elf.to_vec()), sections: vec![(".rodata".into(), rodata)] },
+        image: ObjectImage {
+            elf: Arc::new(controllers.elf.to_vec()),
+            sections: vec![(".rodata".into(), rodata)],
+        },
     }))
 }
 
 /// A user's object (`cc = "bpf:FILE.o"`): its data sections with each `cc_params` entry written
 /// into the variable of its name, as the simulator writes them. Linux's pacing is the user's
 /// controller's business; an initial ssthresh cannot be given to it.
-fn user_object(at: &str, path: &str, cc_params: &[(String, Value)], cfg: &TcpConfig) -> Result<Control, ScenarioError> {
+fn user_object(
+    at: &str,
+    path: &str,
+    cc_params: &[(String, Value)],
+    cfg: &TcpConfig,
+) -> Result<Control, ScenarioError> {
     if cfg.initial_ssthresh.is_finite() {
         return Err(refuse(format!("{at}.tcp.initial_ssthresh"), "a user's eBPF controller sets its own ssthresh; Linux has no other per-socket initial ssthresh"));
     }
-    let elf = startlab_bpf::elf::read_object(path).map_err(|e| refuse(format!("{at}.cc"), format!("bpf:{path}: {e}")))?;
-    let loaded = startlab_bpf::elf::Loaded::parse(&elf).map_err(|e| refuse(format!("{at}.cc"), format!("{path}: {e}")))?;
-    let mut sections: Vec<(String, Vec<u8>)> = loaded.data.iter().filter(|d| d.name != ".bss").map(|d| (d.name.clone(), d.bytes.clone())).collect();
+    let elf = startlab_bpf::elf::read_object(path)
+        .map_err(|e| refuse(format!("{at}.cc"), format!("bpf:{path}: {e}")))?;
+    let loaded = startlab_bpf::elf::Loaded::parse(&elf)
+        .map_err(|e| refuse(format!("{at}.cc"), format!("{path}: {e}")))?;
+    let mut sections: Vec<(String, Vec<u8>)> = loaded
+        .data
+        .iter()
+        .filter(|d| d.name != ".bss")
+        .map(|d| (d.name.clone(), d.bytes.clone()))
+        .collect();
     for (name, value) in cc_params {
         if name == "hz" {
             continue; // the simulator's clock for bpf_jiffies64; the kernel has its own
         }
         let data: Vec<startlab_bpf::elf::DataSection> = loaded.data.clone();
-        let (i, (off, bytes)) = startlab_bpf::config::encode_variable(&loaded.btf, &data, name, value)
-            .map_err(|e| refuse(format!("{at}.cc_params.{name}"), e))?;
+        let (i, (off, bytes)) =
+            startlab_bpf::config::encode_variable(&loaded.btf, &data, name, value)
+                .map_err(|e| refuse(format!("{at}.cc_params.{name}"), e))?;
         let section = &data[i].name;
         if let Some((_, image)) = sections.iter_mut().find(|(s, _)| s == section) {
             image[off..off + bytes.len()].copy_from_slice(&bytes);
@@ -360,7 +381,10 @@ fn user_object(at: &str, path: &str, cc_params: &[(String, Value)], cfg: &TcpCon
             initial_ssthresh: None,
             initial_window: cfg.initial_window,
         },
-        image: ObjectImage { elf: Arc::new(elf), sections },
+        image: ObjectImage {
+            elf: Arc::new(elf),
+            sections,
+        },
     }))
 }
 
@@ -444,7 +468,15 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
         if !first_window.iter().any(|&(src, _)| src == plan.src) {
             first_window.push((plan.src, cfg.initial_window));
         }
-        let control = kernel_control(&at, controller, cfg, &cc_params, &startup_params, available, own_initial_window)?;
+        let control = kernel_control(
+            &at,
+            controller,
+            cfg,
+            &cc_params,
+            &startup_params,
+            available,
+            own_initial_window,
+        )?;
         let reports = match &control {
             Control::Bpf(kc) => !kc.spec.cc.starts_with(startlab_core::cc::bpf::PREFIX),
             Control::BuiltIn(..) => false,
@@ -572,11 +604,14 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
         }
     };
     differ(models.handshake, "Linux always opens a connection with a SYN/SYN-ACK handshake, which gives the first RTT sample; a flow's start is when connect() is called");
-    differ(models.undo, "Linux keeps undo (DSACK, timestamps and F-RTO) whatever tcp.undo says");
+    differ(models.undo, "Linux undoes a reduction that proves unnecessary from timestamps and D-SACKs, and runs F-RTO after a timeout, whatever tcp.undo, tcp.dsack and tcp.frto say");
     differ(models.receiver, "Linux's receiver ACKs every segment in quick-ACK mode while its window grows and computes its own delayed-ACK timer (tcp.delayed_ack_timeout is not used); tcp.ack_policy = \"linux\" models it");
     differ(models.rto, "Linux's RTO is computed in jiffies by tcp_rtt_estimator and starts at 1 s (tcp.initial_rto, tcp.max_rto and tcp.clock_granularity are not used); tcp.rto = \"linux\" models it");
     differ(models.header, "With timestamps (on unless tcp.mss is above 1448 bytes), every segment carries 12 more header bytes than tcp.header");
-    differ(models.recovery, "Linux recovers with RACK-TLP and PRR; tcp.stack = \"linux\" models them");
+    differ(
+        models.recovery,
+        "Linux recovers with RACK-TLP and PRR; tcp.stack = \"linux\" models them",
+    );
     differences.push("Linux's receiver also acknowledges when the application's read follows a segment sent with PSH, which depends on how the sending application writes; the simulator does not model it".to_string());
     Ok(KernelPlan {
         connections,
@@ -611,7 +646,7 @@ impl LinuxPieces {
 
     fn narrow(&mut self, cfg: &TcpConfig) {
         self.handshake &= cfg.handshake;
-        self.undo &= cfg.undo;
+        self.undo &= cfg.undo && cfg.dsack && cfg.frto;
         self.receiver &= matches!(cfg.ack_policy, AckPolicy::Linux(_));
         self.rto &= cfg.rto_algorithm == RtoAlgorithm::Linux;
         self.header &= cfg.mss_bytes > 1448 || cfg.header_bytes >= 52;
@@ -712,22 +747,46 @@ mod tests {
         // The two connections of the first entry share one registered controller.
         assert_eq!(
             c.iter().map(|c| (c.cc.as_str(), c.bpf)).collect::<Vec<_>>(),
-            [("startlab_0", Some(0)), ("startlab_0", Some(0)), ("startlab_1", Some(1)), ("startlab_2", Some(2))]
+            [
+                ("startlab_0", Some(0)),
+                ("startlab_0", Some(0)),
+                ("startlab_1", Some(1)),
+                ("startlab_2", Some(2))
+            ]
         );
         assert_eq!(p.controllers.len(), 3);
         let first = &p.controllers[0].spec;
-        assert_eq!((first.cc.as_str(), first.startup.as_str(), first.pacing.as_str()), ("newreno", "default", "none"));
-        assert_eq!(first.cc_params, serde_json::json!({"abc_limit": 0, "beta": 0.7, "counting": "rfc5681"}));
+        assert_eq!(
+            (
+                first.cc.as_str(),
+                first.startup.as_str(),
+                first.pacing.as_str()
+            ),
+            ("newreno", "default", "none")
+        );
+        assert_eq!(
+            first.cc_params,
+            serde_json::json!({"abc_limit": 0, "beta": 0.7, "counting": "rfc5681"})
+        );
         assert_eq!(first.initial_ssthresh, None);
         let second = &p.controllers[1].spec;
-        assert_eq!((second.initial_ssthresh, second.pacing.as_str()), (Some(32), "window"));
+        assert_eq!(
+            (second.initial_ssthresh, second.pacing.as_str()),
+            (Some(32), "window")
+        );
         // Window pacing is Linux's internal pacing at 100 % in both phases.
         assert_eq!(p.tcp[1].as_ref().unwrap().pacing_ratios, (100, 100));
         let third = &p.controllers[2].spec;
-        assert_eq!(third.startup_params, Some(serde_json::json!({"abc_limit": 2})));
+        assert_eq!(
+            third.startup_params,
+            Some(serde_json::json!({"abc_limit": 2}))
+        );
         // Plain NewReno is still the kernel's own.
         let p = plan(&resolved("[[flows]]\ncc = \"newreno\"\n"), &kernel()).unwrap();
-        assert_eq!((p.connections[0].cc.as_str(), p.connections[0].bpf), ("reno", None));
+        assert_eq!(
+            (p.connections[0].cc.as_str(), p.connections[0].bpf),
+            ("reno", None)
+        );
         assert!(p.controllers.is_empty());
     }
 

@@ -185,6 +185,8 @@ fn default_tcp() -> TcpSpec {
         clock_granularity: Some(DurationText(c.clock_granularity)),
         handshake: Some(c.handshake),
         undo: Some(c.undo),
+        dsack: Some(c.dsack),
+        frto: Some(c.frto),
         pacing: Some(PacingText::None),
         pacing_ss_ratio: Some(2.0),
         pacing_ca_ratio: Some(1.2),
@@ -217,6 +219,9 @@ fn linux_tcp() -> TcpSpec {
         clock_granularity: Some(DurationText(Duration::from_millis(4))),
         handshake: Some(true),
         undo: Some(true),
+        // net.ipv4.tcp_dsack = 1, net.ipv4.tcp_frto = 2
+        dsack: Some(true),
+        frto: Some(true),
         // Unpaced unless the controller asks (a host without fq).
         pacing: Some(PacingText::None),
         // net.ipv4.tcp_pacing_ss_ratio / tcp_pacing_ca_ratio
@@ -284,6 +289,8 @@ fn merge_tcp(over: &TcpSpec, base: &TcpSpec) -> TcpSpec {
         clock_granularity,
         handshake,
         undo,
+        dsack,
+        frto,
         pacing,
         pacing_ss_ratio,
         pacing_ca_ratio
@@ -933,8 +940,10 @@ fn resolve_flow(
         r.startup_params = Some(startup_params);
         let merged = merge_tcp(f.tcp.as_ref().unwrap_or(&TcpSpec::default()), &s.tcp);
         check_tcp(&merged, &at("tcp"))?;
-        if matches!(merged.recovery, Some(RecoveryText::Sack | RecoveryText::Prr))
-            && merged.sack != Some(true)
+        if matches!(
+            merged.recovery,
+            Some(RecoveryText::Sack | RecoveryText::Prr)
+        ) && merged.sack != Some(true)
         {
             return Err(err(
                 at("tcp.recovery"),
@@ -948,6 +957,18 @@ fn resolve_flow(
                     "the stack is chosen for the whole scenario, in [tcp] (its defaults are every flow's)",
                 ));
             }
+        }
+        if merged.dsack == Some(true) && merged.sack != Some(true) {
+            return Err(err(
+                at("tcp.dsack"),
+                "a D-SACK block is a SACK option: dsack = true needs sack = true",
+            ));
+        }
+        if merged.frto == Some(true) && merged.recovery != Some(RecoveryText::Prr) {
+            return Err(err(
+                at("tcp.frto"),
+                "F-RTO runs within Linux's recovery: it needs recovery = \"prr\"",
+            ));
         }
         if matches!(
             merged.loss_detection,
@@ -1305,6 +1326,8 @@ pub fn tcp_config(t: &TcpSpec, default_recovery: &str) -> TcpConfig {
         clock_granularity: t.clock_granularity.unwrap().0,
         handshake: t.handshake.unwrap(),
         undo: t.undo.unwrap(),
+        dsack: t.dsack.unwrap(),
+        frto: t.frto.unwrap(),
         pacing: match t.pacing.unwrap() {
             PacingText::None => Pacing::ByController,
             PacingText::Window => Pacing::Window,
@@ -1318,6 +1341,11 @@ pub fn tcp_config(t: &TcpSpec, default_recovery: &str) -> TcpConfig {
             AckPolicyText::Rfc5681 => AckPolicy::Rfc5681,
             AckPolicyText::Linux => AckPolicy::Linux(LinuxAckConfig {
                 hz: t.hz.unwrap(),
+                window_clamp_bytes: match t.receive_window.unwrap() {
+                    Limitable::Unlimited => None,
+                    Limitable::Is(Window::Bytes(b)) => Some(b),
+                    Limitable::Is(w) => Some(w.segments(mss) as u64 * mss as u64),
+                },
                 ..LinuxAckConfig::default()
             }),
         },

@@ -196,6 +196,12 @@ pub struct TcpSpec {
     pub handshake: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undo: Option<bool>,
+    /// D-SACK (RFC 2883): the receiver reports duplicates; the Linux recovery undoes from them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsack: Option<bool>,
+    /// F-RTO (RFC 5682) after a timeout; the Linux recovery only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frto: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacing: Option<PacingText>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -346,7 +352,11 @@ pub struct FlowSpec {
     // TCP
     /// A controller's name, `"bpf:NAME"` (startlab's eBPF port run by the simulator's VM), or
     /// a table `{ bpf = "FILE.o" }` (a user's eBPF object), kept as `"bpf:FILE.o"`.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "cc_text")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "cc_text"
+    )]
     pub cc: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cc_params: Option<Params>,
@@ -414,7 +424,11 @@ fn cc_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::
     }
     let v = serde_json::Value::deserialize(d)?;
     if let serde_json::Value::Object(_) = &v {
-        let o: Object = serde_json::from_value(v).map_err(|e| serde::de::Error::custom(format!("a table for cc names an eBPF object: {{ bpf = \"FILE.o\" }} ({e})")))?;
+        let o: Object = serde_json::from_value(v).map_err(|e| {
+            serde::de::Error::custom(format!(
+                "a table for cc names an eBPF object: {{ bpf = \"FILE.o\" }} ({e})"
+            ))
+        })?;
         return Ok(Some(format!("bpf:{}", o.bpf)));
     }
     match serde_json::from_value::<Cc>(v).map_err(serde::de::Error::custom)? {

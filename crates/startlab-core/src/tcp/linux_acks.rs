@@ -50,6 +50,9 @@ pub struct LinuxAckConfig {
     /// (`tcp_comp_sack_nr`; 0 turns compression off).
     pub comp_sack_delay: Duration,
     pub comp_sack_nr: u32,
+    /// The largest window offered, bytes (`window_clamp`, as a route's `window` sets it; the
+    /// scenario's `tcp.receive_window`); none: the buffer's autotuned window.
+    pub window_clamp_bytes: Option<u64>,
 }
 
 impl Default for LinuxAckConfig {
@@ -62,6 +65,7 @@ impl Default for LinuxAckConfig {
             max_quickacks: 16,
             comp_sack_delay: Duration::from_millis(1),
             comp_sack_nr: 44,
+            window_clamp_bytes: None,
         }
     }
 }
@@ -146,8 +150,9 @@ impl LinuxAcks {
         // buffer (TCP_DEFAULT_SCALING_RATIO), and tcp_init_buffer_space keeps one segment
         // back from the clamp.
         let full = p.rmem_default_bytes / 2;
-        let initial = (p.initial_rwnd_segments as u64 * mss).min(full);
-        let clamp = full.saturating_sub(mss).max(2 * mss);
+        let limit = p.window_clamp_bytes.unwrap_or(u64::MAX).max(mss);
+        let initial = (p.initial_rwnd_segments as u64 * mss).min(full).min(limit);
+        let clamp = full.saturating_sub(mss).max(2 * mss).min(limit);
         LinuxAcks {
             mss,
             jiffy,
@@ -261,7 +266,8 @@ impl LinuxAcks {
             let mut rcvwin = copied * 2;
             rcvwin += 2 * (rcvwin as u128 * (copied - old) as u128 / old as u128) as u64;
             rcvwin += ooo_end.saturating_sub(rcv_nxt);
-            let cap = self.p.rmem_max_bytes / 2;
+            let cap = (self.p.rmem_max_bytes / 2)
+                .min(self.p.window_clamp_bytes.unwrap_or(u64::MAX).max(self.mss));
             self.clamp = self.clamp.max(rcvwin.min(cap));
             self.space = copied;
         }
@@ -425,6 +431,26 @@ mod tests {
         // the 18th ACK 4 remain, spent on segments 19-22. Then every second segment.
         let expect: Vec<u64> = (1..=22).chain((24..=40).step_by(2)).collect();
         assert_eq!(acks, expect);
+    }
+
+    #[test]
+    fn a_window_clamp_bounds_the_offered_window_and_its_growth() {
+        // A clamp of 8 segments (11584 bytes) is below the initial 10: the first window is
+        // the clamp, and no segment grows it (no quick |= 1 after the 4 quick ACKs granted
+        // for 11584 / 2896); the offer stays at the clamp aligned up to the scale unit 8192.
+        let p = LinuxAckConfig {
+            window_clamp_bytes: Some(8 * MSS as u64),
+            ..LinuxAckConfig::default()
+        };
+        let mut r = LinuxAcks::new(p, MSS);
+        assert_eq!(r.initial_window(), 11_584);
+        r.on_segment(ms(0), arrival(0, 1));
+        assert_eq!(r.quick(), 4);
+        for k in 1..200u64 {
+            r.on_segment(ms(k), arrival(k, k + 1));
+            r.on_read(ms(k), (k + 1) * MSS as u64, 0, false);
+            assert_eq!(r.on_ack_sent((k + 1) * MSS as u64, true), 16_384);
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! `tcp_cong_control`: PRR while in CWR or Recovery, the controller's `cong_avoid` when the
 //! cumulative ACK advanced otherwise; then retransmissions before new data.
 
+use super::linux_undo::{AckFlags, LinuxUndo, Rexmit};
 use super::*;
 use crate::tcp::rack::{self, ReoWndInputs};
 use crate::tcp::LossDetection;
@@ -30,6 +31,10 @@ pub(super) struct LinuxRecovery {
     pub tlp_retrans: bool,
     /// Timeouts since the cumulative ACK last advanced (`icsk_retransmits`).
     pub rto_retransmits: u32,
+    /// Undo and F-RTO.
+    pub undo: LinuxUndo,
+    /// F-RTO step 2b: this transmission round sends new data only (`REXMIT_NEW`).
+    pub new_data_only: bool,
 }
 
 /// What the segments an ACK delivered tell (`tcp_sacktag_write_queue`, `tcp_clean_rtx_queue`).
@@ -47,6 +52,9 @@ struct Delivery {
     retrans_acked: bool,
     /// A never-retransmitted segment below the highest SACKed one was delivered: reordering.
     reordered: bool,
+    /// A never-retransmitted segment sent before `high_seq` was delivered
+    /// (`FLAG_ORIG_SACK_ACKED`).
+    orig_acked: bool,
 }
 
 impl Delivery {
@@ -63,23 +71,32 @@ fn two_jiffies(g: Duration) -> Duration {
 }
 
 impl TcpSender {
-    fn in_cwnd_reduction(&self) -> bool {
+    pub(super) fn in_cwnd_reduction(&self) -> bool {
         matches!(self.tcb.ca_state, CaState::Cwr | CaState::Recovery)
     }
 
     pub(super) fn on_ack_linux(&mut self, now: Time, pkt: &Packet, out: &mut Outbox) {
         let ack = pkt.seq;
+        let window_update = self.tcb.rwnd != pkt.rwnd_segments;
         self.tcb.rwnd = pkt.rwnd_segments;
         if ack < self.tcb.snd_una || ack > self.tcb.high_tx {
             return;
         }
         let una_before = self.tcb.snd_una;
+        let high_seq = self.linux.high_seq;
         let prior_in_flight = self.in_flight();
         let prior_fack = self.board.highest_sacked().map_or(una_before, |h| h + 1);
         let min_rtt = self.tcb.min_rtt;
         let mut d = Delivery::default();
-        let rack = &mut self.linux.rack;
 
+        // tcp_check_dsack; a D-SACKed segment counts as delivered ("A spurious retransmission
+        // is delivered", tcp_dsack_seen).
+        let (dup_segs, dsack_end) = if self.cfg.dsack {
+            self.check_dsack(pkt, una_before)
+        } else {
+            (0, 0)
+        };
+        let rack = &mut self.linux.rack;
         let mut sacked = 0;
         if !pkt.sack.is_empty() {
             sacked = self.board.apply_sack(
@@ -93,6 +110,7 @@ impl TcpSender {
                         d.first_sackt.get_or_insert(s.sent_at);
                         d.last_sackt = Some(s.sent_at);
                         d.reordered |= seq < prior_fack;
+                        d.orig_acked |= seq < high_seq;
                     }
                 },
             );
@@ -109,6 +127,7 @@ impl TcpSender {
                 } else {
                     d.first_ackt.get_or_insert(s.sent_at);
                     d.last_ackt = Some(s.sent_at);
+                    d.orig_acked |= seq < high_seq;
                     // "Non-retransmitted hole got filled? That's reordering."
                     d.reordered |= any_sacked && seq < prior_fack;
                 }
@@ -117,7 +136,7 @@ impl TcpSender {
             self.linux.rto_retransmits = 0;
         }
         self.linux.rack.reord_seen |= d.reordered;
-        let delivered = sacked + acked;
+        let delivered = sacked + acked + dup_segs;
         if delivered > 0 {
             self.tcb.delivered += delivered as u64;
             self.delivered_time = now;
@@ -153,33 +172,34 @@ impl TcpSender {
             self.last_rtt_sample = Some(c);
         }
         self.tcb.in_flight = self.in_flight();
-        if delivered > 0 {
+        if sacked + acked > 0 {
             let sample = AckSample {
-                acked: delivered,
+                acked: sacked + acked,
                 rtt: ca_rtt,
                 prior_in_flight,
             };
             self.cc.pkts_acked(&mut self.tcb, &sample, now);
         }
 
-        // Eifel undo, as the default stack (tcp_try_undo_* with timestamps).
-        if let Some(u) = self.undo {
-            if ack > u.seq {
-                self.undo = None;
-                if pkt.ts < u.retransmitted_at {
-                    self.undo_reduction(u, now);
-                }
-            }
-        }
-        self.process_tlp_ack(now, ack, advanced, sacked > 0);
+        let flags = AckFlags {
+            advanced,
+            data_sacked: sacked > 0,
+            orig_sack_acked: d.orig_acked,
+            dsack: dup_segs > 0,
+            dsack_tlp: dup_segs == 1 && self.linux.tlp_high_seq == Some(dsack_end),
+            dupack: !advanced && !window_update && dup_segs == 0,
+            ecr: pkt.ts,
+        };
+        self.process_tlp_ack(now, ack, &flags);
 
-        // tcp_ack_is_dubious: a duplicate, new SACK information, or not Open.
+        // tcp_ack_is_dubious: a duplicate, new SACK or D-SACK information, or not Open.
         let mut newly_lost = 0;
-        if !advanced || sacked > 0 || self.tcb.ca_state != CaState::Open {
+        let mut rexmit = Rexmit::Lost;
+        if !advanced || sacked > 0 || flags.dsack || self.tcb.ca_state != CaState::Open {
             if delivered == 0 && !advanced {
                 self.cc.cwnd_event(&mut self.tcb, CwndEvent::DupAck, now);
             }
-            newly_lost = self.fastretrans_alert(now);
+            (newly_lost, rexmit) = self.fastretrans_alert(now, &flags);
         }
 
         if !self.size.is_unlimited() && self.tcb.snd_una >= self.size.segments {
@@ -219,54 +239,80 @@ impl TcpSender {
             self.rto_deadline = (self.packets_out() > 0).then(|| now + self.rtt.rto());
         }
         self.update_pacing();
+        // tcp_xmit_recovery: F-RTO's new data first; if none could go, F-RTO ends and the lost
+        // segments go as usual.
+        if rexmit == Rexmit::New {
+            self.linux.new_data_only = true;
+            self.try_send(now, out);
+            self.linux.new_data_only = false;
+            if self.tcb.high_tx <= self.linux.high_seq {
+                self.linux.undo.frto = false;
+            }
+        }
         self.try_send(now, out);
         if advanced {
             self.schedule_loss_probe(now);
         }
     }
 
-    /// `tcp_fastretrans_alert` with RACK: returns the segments newly deemed lost.
-    fn fastretrans_alert(&mut self, now: Time) -> u32 {
+    /// `tcp_fastretrans_alert` with RACK: returns the segments newly deemed lost and what
+    /// `tcp_process_loss` asks to send.
+    fn fastretrans_alert(&mut self, now: Time, f: &AckFlags) -> (u32, Rexmit) {
         let una = self.tcb.snd_una;
-        // State exit: everything sent before the episode is acknowledged.
-        if self.tcb.ca_state != CaState::Open && una >= self.linux.high_seq {
+        // D. State exit: everything sent before the episode is acknowledged.
+        if self.tcb.ca_state == CaState::Open {
+            self.linux.undo.retrans_stamp = None;
+        } else if una >= self.linux.high_seq {
             match self.tcb.ca_state {
                 CaState::Cwr if una != self.linux.high_seq => {
                     self.end_cwnd_reduction();
                     self.set_ca_state(CaState::Open, now);
                 }
                 CaState::Recovery => {
-                    // tcp_try_undo_recovery (not undone) opens, then tcp_end_cwnd_reduction.
-                    self.set_ca_state(CaState::Open, now);
+                    // tcp_try_undo_recovery opens, then tcp_end_cwnd_reduction.
+                    self.try_undo_recovery(f.ecr, now);
                     self.end_cwnd_reduction();
                 }
                 _ => {}
             }
         }
-        let lost = match self.tcb.ca_state {
-            CaState::Recovery => return self.identify_loss(now).0,
-            CaState::Loss => {
-                // tcp_process_loss: recovered once high_seq is acknowledged.
-                if una >= self.linux.high_seq {
-                    self.set_ca_state(CaState::Open, now);
-                    return 0;
+        // E. Process the state.
+        match self.tcb.ca_state {
+            CaState::Recovery => {
+                if f.advanced && self.try_undo_partial(f.ecr, now) {
+                    return (0, Rexmit::None);
                 }
-                let (n, lost_retrans) = self.identify_loss(now);
-                // "Change state if cwnd is undone or retransmits are lost."
-                if !lost_retrans {
-                    return n;
+                if self.try_undo_dsack() {
+                    self.try_keep_open(now);
                 }
-                n
+                let (lost, _) = self.identify_loss(now);
+                // Undo reverted the state: a new recovery if loss is evident.
+                if self.tcb.ca_state != CaState::Recovery && self.board.lost_out > 0 {
+                    self.enter_recovery_linux(now);
+                }
+                return (lost, Rexmit::Lost);
             }
-            _ => self.identify_loss(now).0,
-        };
+            CaState::Loss => {
+                let rexmit = self.process_loss(f, now);
+                let (lost, lost_retrans) = self.identify_loss(now);
+                // "Change state if cwnd is undone or retransmits are lost."
+                if !(self.tcb.ca_state == CaState::Open || lost_retrans) {
+                    return (lost, rexmit);
+                }
+            }
+            _ => {}
+        }
+        if matches!(self.tcb.ca_state, CaState::Open | CaState::Disorder) {
+            self.try_undo_dsack();
+        }
+        let (lost, _) = self.identify_loss(now);
         // tcp_time_to_recover: loss detection marked something lost.
         if self.board.lost_out == 0 {
             self.try_to_open(now);
-            return lost;
+            return (lost, Rexmit::Lost);
         }
         self.enter_recovery_linux(now);
-        lost
+        (lost, Rexmit::Lost)
     }
 
     /// `tcp_identify_packet_loss`: RACK, or RFC 6675's IsLost with `loss_detection =
@@ -303,25 +349,13 @@ impl TcpSender {
         }
     }
 
-    /// `tcp_try_to_open` / `tcp_try_keep_open`: Disorder while anything is SACKed, lost or
-    /// retransmitted, else Open (CWR is kept).
+    /// `tcp_try_to_open`: CWR is kept; otherwise `tcp_try_keep_open`.
     fn try_to_open(&mut self, now: Time) {
-        if self.tcb.ca_state == CaState::Cwr {
-            return;
+        if !self.any_retrans_done() {
+            self.linux.undo.retrans_stamp = None;
         }
-        let head_retransmitted = self.board.segs.front().map_or(false, |s| s.retransmitted);
-        let state = if self.board.sacked_out > 0
-            || self.board.lost_out > 0
-            || self.board.retrans_out > 0
-            || head_retransmitted
-        {
-            CaState::Disorder
-        } else {
-            CaState::Open
-        };
-        if state != self.tcb.ca_state {
-            self.set_ca_state(state, now);
-            self.linux.high_seq = self.tcb.high_tx;
+        if self.tcb.ca_state != CaState::Cwr {
+            self.try_keep_open(now);
         }
     }
 
@@ -335,9 +369,12 @@ impl TcpSender {
         self.tcb.ssthresh = self.cc.ssthresh(&mut self.tcb, now);
     }
 
-    /// `tcp_end_cwnd_reduction`: cwnd = ssthresh (unless a controller sets cwnd itself).
+    /// `tcp_end_cwnd_reduction`: cwnd = ssthresh in CWR, or in Recovery unless it was undone
+    /// (a controller that sets cwnd itself has already done so).
     fn end_cwnd_reduction(&mut self) {
-        if self.tcb.ssthresh.is_finite() {
+        if self.tcb.ssthresh.is_finite()
+            && (self.tcb.ca_state == CaState::Cwr || self.linux.undo.marker.is_some())
+        {
             self.tcb.cwnd = self.tcb.ssthresh.max(1.0);
         }
     }
@@ -346,12 +383,12 @@ impl TcpSender {
     fn enter_recovery_linux(&mut self, now: Time) {
         self.note_slow_start_exit(now, ExitReason::Loss);
         self.stats.fast_recoveries += 1;
-        let prior_cwnd = self.tcb.cwnd;
-        self.set_undo_point(now);
+        self.linux.undo.prior_ssthresh = 0.0;
+        self.init_undo();
         if !self.in_cwnd_reduction() {
+            self.linux.undo.prior_ssthresh = self.current_ssthresh();
             self.init_cwnd_reduction(now);
         }
-        self.tcb.prior_cwnd = prior_cwnd;
         self.recover = self.linux.high_seq;
         self.set_ca_state(CaState::Recovery, now);
         self.linux.tlp_deadline = None;
@@ -386,23 +423,24 @@ impl TcpSender {
     }
 
     /// `tcp_process_tlp_ack`: the ACK of a probe. A probe that retransmitted data and is
-    /// acknowledged beyond itself repaired a loss: reduce the window (CWR).
-    fn process_tlp_ack(&mut self, now: Time, ack: u32, advanced: bool, sacked: bool) {
+    /// acknowledged beyond itself repaired a loss: reduce the window (CWR). A D-SACK of the
+    /// probe says the original arrived too: no loss.
+    fn process_tlp_ack(&mut self, now: Time, ack: u32, f: &AckFlags) {
         let Some(high) = self.linux.tlp_high_seq else {
             return;
         };
         if ack < high {
             return;
         }
-        if !self.linux.tlp_retrans {
+        if !self.linux.tlp_retrans || f.dsack_tlp {
             self.linux.tlp_high_seq = None;
         } else if ack > high {
             self.linux.tlp_high_seq = None;
             self.init_cwnd_reduction(now);
             self.set_ca_state(CaState::Cwr, now);
             self.end_cwnd_reduction();
-            self.try_to_open(now);
-        } else if !advanced && !sacked {
+            self.try_keep_open(now);
+        } else if !f.advanced && !f.data_sacked {
             // A pure duplicate: original and probe both arrived, no loss.
             self.linux.tlp_high_seq = None;
         }
@@ -491,13 +529,20 @@ impl TcpSender {
             || self.linux.high_seq <= self.tcb.snd_una
             || (state == CaState::Loss && self.linux.rto_retransmits == 0)
         {
-            self.set_undo_point(now);
+            self.linux.undo.prior_ssthresh = self.current_ssthresh();
+            self.tcb.prior_cwnd = self.tcb.cwnd;
             self.tcb.ssthresh = self.cc.ssthresh(&mut self.tcb, now);
             self.cc.cwnd_event(&mut self.tcb, CwndEvent::Loss, now);
+            self.init_undo();
         }
         self.tcb.cwnd = (self.in_flight() + 1) as f64;
         self.set_ca_state(CaState::Loss, now);
         self.linux.high_seq = self.tcb.high_tx;
+        // F-RTO (RFC 5682 §3.1 step 1) unless a recovery was under way, except on a repeated
+        // timeout of the same data (§3.2).
+        self.linux.undo.frto = self.cfg.frto
+            && (matches!(state, CaState::Open | CaState::Disorder | CaState::Cwr)
+                || self.linux.rto_retransmits > 0);
         self.recover = self.tcb.high_tx;
         self.linux.tlp_high_seq = None;
         self.linux.tlp_deadline = None;

@@ -126,6 +126,13 @@ pub struct TcpConfig {
     /// Detect spurious fast retransmits and timeouts from echoed timestamps (Eifel, RFC 3522) and
     /// undo the window reduction (controller's `undo_cwnd`).
     pub undo: bool,
+    /// The receiver reports a duplicate segment in a D-SACK block (RFC 2883; Linux
+    /// `tcp_dsack_set`); the Linux recovery (`Recovery::Prr`) undoes a reduction whose
+    /// retransmissions were all D-SACKed (`tcp_try_undo_dsack`).
+    pub dsack: bool,
+    /// F-RTO after a retransmission timeout (RFC 5682 §3.1 with SACK, as Linux's
+    /// `tcp_process_loss`); the Linux recovery only.
+    pub frto: bool,
     pub pacing: Pacing,
     pub ack_policy: AckPolicy,
     pub loss_detection: LossDetection,
@@ -152,6 +159,8 @@ impl Default for TcpConfig {
             clock_granularity: Duration::from_millis(1),
             handshake: false,
             undo: false,
+            dsack: false,
+            frto: false,
             pacing: Pacing::ByController,
             ack_policy: AckPolicy::Rfc5681,
             loss_detection: LossDetection::DupThresh,

@@ -44,8 +44,9 @@ impl Rack {
     pub fn advance(&mut self, now: Time, seq: u32, s: &SegState, min_rtt: Option<Duration>) {
         let rtt = now.saturating_since(s.sent_at);
         // A retransmitted segment acknowledged sooner than the minimum RTT was probably
-        // delivered by its original transmission: no sample (Linux: "rtt_us < tcp_min_rtt").
-        if s.retransmitted && min_rtt.map_or(false, |m| rtt < m) {
+        // delivered by its original transmission: no sample (Linux: "rtt_us < tcp_min_rtt",
+        // where the minimum is ~0U until the first sample).
+        if s.retransmitted && min_rtt.map_or(true, |m| rtt < m) {
             return;
         }
         self.advanced = true;

@@ -1,5 +1,5 @@
-//! The receiving end: cumulative ACKs, delayed ACKs (RFC 5681 §4.2, RFC 1122) and SACK blocks
-//! (RFC 2018).
+//! The receiving end: cumulative ACKs, delayed ACKs (RFC 5681 §4.2, RFC 1122), SACK blocks
+//! (RFC 2018) and D-SACK blocks (RFC 2883).
 
 use super::intervals::IntervalSet;
 use super::linux_acks::{AckAction, Arrival, LinuxAcks};
@@ -28,6 +28,9 @@ pub struct TcpReceiver {
     delack_deadline: Option<Time>,
     /// Linux's ACK policy and receive window, when `ack_policy` is `Linux`.
     linux: Option<Box<LinuxAcks>>,
+    /// A duplicate segment to report in the next ACK's first SACK block (RFC 2883 §4; Linux
+    /// `tcp_dsack_set`, which keeps the latest).
+    dsack_pending: Option<(u32, u32)>,
     /// Linux SACK compression: when the held ACK goes.
     compress_deadline: Option<Time>,
     /// RFC 7323 TS.Recent and Last.ACK.sent.
@@ -48,6 +51,7 @@ impl TcpReceiver {
         };
         TcpReceiver {
             linux,
+            dsack_pending: None,
             compress_deadline: None,
             flow,
             node,
@@ -97,6 +101,7 @@ impl TcpReceiver {
         if self.linux.is_some() {
             return self.on_data_linux(now, seq, out);
         }
+        self.note_duplicate(seq);
         let mut immediate = !self.cfg.delayed_ack;
         if seq == self.rcv_nxt {
             let filled_hole = !self.out_of_order.is_empty();
@@ -134,6 +139,7 @@ impl TcpReceiver {
 
     /// Linux's receiver (`tcp_data_queue`, `__tcp_ack_snd_check`, then the application's read).
     fn on_data_linux(&mut self, now: Time, seq: u32, out: &mut Outbox) {
+        self.note_duplicate(seq);
         let mss = self.cfg.mss_bytes as u64;
         let before = self.rcv_nxt;
         let had_holes = !self.out_of_order.is_empty();
@@ -146,7 +152,11 @@ impl TcpReceiver {
             self.out_of_order.insert(seq, seq + 1, |_, _| {});
             self.recent = [Some(seq), self.recent[0], self.recent[1]];
         }
-        let ooo_end = self.out_of_order.ranges().last().map_or(0, |r| r.1 as u64 * mss);
+        let ooo_end = self
+            .out_of_order
+            .ranges()
+            .last()
+            .map_or(0, |r| r.1 as u64 * mss);
         let arrival = Arrival {
             rcv_nxt_before: before as u64 * mss,
             rcv_nxt: self.rcv_nxt as u64 * mss,
@@ -178,6 +188,14 @@ impl TcpReceiver {
         let linux = self.linux.as_mut().expect("linux receiver");
         if linux.on_read(now, self.rcv_nxt as u64 * mss, ooo_end, pending) {
             self.send_ack(out);
+        }
+    }
+
+    /// RFC 2883 §4 (Linux `tcp_data_queue`, `tcp_data_queue_ofo`): a segment received before,
+    /// below `rcv_nxt` or already held out of order, is reported in a D-SACK block.
+    fn note_duplicate(&mut self, seq: u32) {
+        if self.cfg.dsack && (seq < self.rcv_nxt || self.out_of_order.contains(seq)) {
+            self.dsack_pending = Some((seq, seq + 1));
         }
     }
 
@@ -221,8 +239,17 @@ impl TcpReceiver {
         }
         ack.ts = self.ts_recent;
         self.last_ack_sent = self.rcv_nxt;
+        // RFC 2883 §4: the D-SACK block first, once; then the SACK blocks (3 in all with
+        // timestamps).
+        if let Some(d) = self.dsack_pending.take() {
+            ack.sack.push(d);
+        }
         if self.cfg.sack && !self.out_of_order.is_empty() {
-            ack.sack = self.sack_blocks();
+            for b in self.sack_blocks().iter() {
+                ack.sack.push(b);
+            }
+        }
+        if !ack.sack.is_empty() {
             // SACK option: 2 bytes + 8 per block (RFC 2018 §3).
             ack.wire_bytes += 2 + 8 * ack.sack.len as u32;
         }
@@ -340,6 +367,41 @@ mod tests {
         r.on_packet(Time::ZERO, &data(2), &mut out);
         assert_eq!(out.packets.last().unwrap().seq, 4);
         assert_eq!(r.delivered_bytes, 4000);
+    }
+
+    #[test]
+    fn a_duplicate_is_reported_once_in_a_dsack_block_ahead_of_the_sack_blocks() {
+        let cfg = TcpConfig {
+            delayed_ack: true,
+            sack: true,
+            dsack: true,
+            ..TcpConfig::default()
+        };
+        let mut r = TcpReceiver::new(0, 1, 0, cfg, FlowSize::from_bytes(10_000, 1000));
+        let mut out = Outbox::default();
+        for seq in [0, 1, 3] {
+            r.on_packet(Time::ZERO, &data(seq), &mut out);
+        }
+        let blocks = |p: &Packet| p.sack.iter().collect::<Vec<_>>();
+        assert_eq!(blocks(out.packets.last().unwrap()), [(3, 4)]);
+        // Segment 1 again, below rcv_nxt: RFC 2883 §4.1.1, the D-SACK block first, at once.
+        r.on_packet(Time::ZERO, &data(1), &mut out);
+        let last = *out.packets.last().unwrap();
+        assert_eq!((last.seq, blocks(&last)), (2, vec![(1, 2), (3, 4)]));
+        assert_eq!(last.wire_bytes, 40 + 2 + 16);
+        // Segment 3 again, held out of order: §4.1.2, the D-SACK block inside the first SACK
+        // block.
+        r.on_packet(Time::ZERO, &data(3), &mut out);
+        assert_eq!(blocks(out.packets.last().unwrap()), [(3, 4), (3, 4)]);
+        // Each duplicate is reported once.
+        r.on_packet(Time::ZERO, &data(4), &mut out);
+        assert_eq!(blocks(out.packets.last().unwrap()), [(3, 5)]);
+        // Without dsack, a duplicate is acknowledged with the SACK blocks only.
+        let mut plain = receiver(true, true);
+        for seq in [0, 1, 3, 1] {
+            plain.on_packet(Time::ZERO, &data(seq), &mut out);
+        }
+        assert_eq!(blocks(out.packets.last().unwrap()), [(3, 4)]);
     }
 
     #[test]

@@ -8,6 +8,8 @@
 
 #[path = "linux_recovery.rs"]
 mod linux_recovery;
+#[path = "linux_undo.rs"]
+mod linux_undo;
 
 use super::pacer::{pacing_rate, rate_of, Pacer, Window};
 use super::rtt::RttEstimator;
@@ -678,7 +680,7 @@ impl TcpSender {
     /// The next segment to send: a lost segment not yet retransmitted (lowest first, RFC 6675
     /// NextSeg rule 1), else new data if the receiver's window allows (rule 2).
     fn next_segment(&mut self) -> Option<u32> {
-        if self.board.lost_out > self.board.retrans_out {
+        if self.board.lost_out > self.board.retrans_out && !self.linux.new_data_only {
             self.board.retx_hint = self.board.retx_hint.max(self.tcb.snd_una);
             while self.board.retx_hint < self.tcb.high_tx {
                 let s = &self.board.segs[(self.board.retx_hint - self.tcb.snd_una) as usize];
@@ -764,6 +766,9 @@ impl TcpSender {
             s.delivered_at_send = fresh.delivered_at_send;
             s.delivered_time_at_send = fresh.delivered_time_at_send;
             self.stats.retransmissions += 1;
+            if self.cfg.recovery == Recovery::Prr {
+                self.note_retransmission_for_undo(now);
+            }
         }
         self.stats.sent_packets += 1;
         // PRR's prr_out: everything sent while the window is being reduced (tcp_write_xmit,
@@ -775,8 +780,8 @@ impl TcpSender {
         let wire_bytes = payload + self.cfg.header_bytes;
         // Linux's internal pacing leaves a connection's first 10 data segments unpaced
         // (tcp_update_skb_after_send: "Original sch_fq does not pace first 10 MSS").
-        let unpaced_start = matches!(self.cfg.pacing, Pacing::Linux { .. })
-            && self.stats.sent_packets <= 10;
+        let unpaced_start =
+            matches!(self.cfg.pacing, Pacing::Linux { .. }) && self.stats.sent_packets <= 10;
         if !unpaced_start {
             self.pacer
                 .on_transmit(now, self.tcb.pacing_rate, wire_bytes as u64);
@@ -1114,7 +1119,11 @@ mod tests {
         // been out 127 ms, so it is deemed lost again and goes a third time (with two new
         // segments: in flight 8 < ssthresh 11), long before any RTO (>= srtt + 200 ms).
         let retx_at = out.packets.iter().rposition(|p| p.seq == 0).unwrap();
-        let after = out.packets[retx_at..].iter().find(|p| p.seq >= 20).unwrap().seq;
+        let after = out.packets[retx_at..]
+            .iter()
+            .find(|p| p.seq >= 20)
+            .unwrap()
+            .seq;
         assert_eq!(after, 22);
         s.on_packet(ms(230), &sack_ack(0, (1, after + 1)), &mut out);
         let zeros = out.packets.iter().filter(|p| p.seq == 0).count();
@@ -1147,6 +1156,116 @@ mod tests {
         s.on_packet(ms(504), &ack(10), &mut out);
         assert!(s.is_done());
         assert_eq!(s.stats.timeouts, 0);
+    }
+
+    fn with_ts(p: Packet, ts: Time) -> Packet {
+        Packet { ts, ..p }
+    }
+
+    #[test]
+    fn a_recovery_whose_retransmission_is_dsacked_is_undone() {
+        for dsack in [false, true] {
+            let cfg = TcpConfig {
+                dsack,
+                undo: true,
+                ..linux_config(20, false)
+            };
+            let mut s = reno_sender(cfg, FlowSize::UNLIMITED);
+            let mut out = Outbox::default();
+            s.start(Time::ZERO, &mut out);
+            // As in the PRR test: the third SACK (103 ms) starts Recovery (ssthresh 11,
+            // prior_cwnd 20) and retransmits 0. Segments 20 and 21 went before it.
+            for k in 1..=3u32 {
+                s.on_packet(ms(100 + k as u64), &sack_ack(0, (1, k + 1)), &mut out);
+            }
+            assert_eq!(out.packets.last().unwrap().seq, 0);
+            // Everything is acknowledged, echoing the retransmission's timestamp: no evidence
+            // yet that it was spurious. Recovery ends with cwnd = ssthresh 11, then Reno adds
+            // 1/11 for the ACK.
+            s.on_packet(ms(150), &with_ts(ack(22), ms(103)), &mut out);
+            assert_eq!((s.phase(), s.stats.undos), (Phase::CongestionAvoidance, 0));
+            assert_eq!(s.tcb.cwnd, 11.0 + 1.0 / 11.0);
+            // Then the retransmission of 0 arrives at the receiver as a duplicate: its D-SACK
+            // takes the episode's one retransmission off (tcp_check_dsack) and the reduction
+            // is undone (tcp_try_undo_dsack): cwnd back to prior_cwnd 20 and ssthresh to the
+            // infinite one of slow start.
+            let mut dsack_ack = with_ts(sack_ack(22, (0, 1)), ms(103));
+            dsack_ack.sack.len = 1;
+            s.on_packet(ms(160), &dsack_ack, &mut out);
+            if dsack {
+                assert_eq!((s.stats.undos, s.tcb.cwnd), (1, 20.0));
+                assert_eq!(
+                    (s.tcb.ssthresh, s.phase()),
+                    (f64::INFINITY, Phase::SlowStart)
+                );
+            } else {
+                assert_eq!((s.stats.undos, s.tcb.cwnd), (0, 11.0 + 1.0 / 11.0));
+            }
+        }
+    }
+
+    /// Ten segments sent at t = 0 and a timeout at 1 s with F-RTO; the retransmitted head's ACK
+    /// at 1100 ms echoes the retransmission (the original was lost).
+    fn after_a_timeout_with_frto(frto: bool) -> (TcpSender, Outbox) {
+        let cfg = TcpConfig {
+            frto,
+            undo: true,
+            ..linux_config(10, false)
+        };
+        let mut s = reno_sender(cfg, FlowSize::UNLIMITED);
+        let mut out = Outbox::default();
+        s.start(Time::ZERO, &mut out);
+        s.on_timer(ms(1000), &mut out);
+        // tcp_enter_loss: ssthresh = 10 / 2, cwnd = in flight 0 + 1: the head goes again.
+        assert_eq!(
+            (s.stats.timeouts, s.tcb.ssthresh, s.tcb.cwnd),
+            (1, 5.0, 1.0)
+        );
+        assert_eq!(out.packets.last().unwrap().seq, 0);
+        s.on_packet(ms(1100), &with_ts(ack(1), ms(1000)), &mut out);
+        (s, out)
+    }
+
+    #[test]
+    fn frto_sends_new_data_after_a_timeout_and_undoes_it_when_the_originals_arrive() {
+        let (mut s, mut out) = after_a_timeout_with_frto(true);
+        // RFC 5682 step 2b: slow start makes cwnd 2, and two new segments go, not the
+        // retransmissions of 1 and 2.
+        assert_eq!(s.tcb.cwnd, 2.0);
+        let seqs: Vec<u32> = out.packets[11..].iter().map(|p| p.seq).collect();
+        assert_eq!(seqs, [10, 11]);
+        assert_eq!(s.phase(), Phase::Loss);
+        // Step 3b: segments 1..4, never retransmitted, are acknowledged: the timeout was
+        // spurious. cwnd back to prior_cwnd 10 (plus 1 in slow start for this ACK), ssthresh
+        // to the infinite one before the timeout.
+        s.on_packet(ms(1110), &with_ts(ack(5), ms(1000)), &mut out);
+        assert_eq!((s.stats.undos, s.tcb.ssthresh), (1, f64::INFINITY));
+        assert_eq!((s.tcb.cwnd, s.phase()), (11.0, Phase::SlowStart));
+        // Nothing was retransmitted but the head.
+        assert_eq!(s.stats.retransmissions, 1);
+
+        // Without F-RTO the same ACKs find the lost segments and retransmit them; nothing is
+        // undone.
+        let (mut s, mut out) = after_a_timeout_with_frto(false);
+        let seqs: Vec<u32> = out.packets[11..].iter().map(|p| p.seq).collect();
+        assert_eq!(seqs, [1, 2]);
+        s.on_packet(ms(1110), &with_ts(ack(5), ms(1000)), &mut out);
+        assert_eq!((s.stats.undos, s.phase()), (0, Phase::Loss));
+        assert!(s.stats.retransmissions > 3);
+    }
+
+    #[test]
+    fn frto_finds_the_loss_real_when_the_new_data_is_sacked() {
+        let (mut s, mut out) = after_a_timeout_with_frto(true);
+        // Step 3a: the new segment 10 is SACKed while 1 is still missing: the loss was real,
+        // F-RTO ends, and the lost segments are retransmitted from 1 on.
+        s.on_packet(
+            ms(1200),
+            &with_ts(sack_ack(1, (10, 11)), ms(1000)),
+            &mut out,
+        );
+        assert_eq!((s.stats.undos, s.phase()), (0, Phase::Loss));
+        assert_eq!(out.packets.last().unwrap().seq, 1);
     }
 
     #[test]
