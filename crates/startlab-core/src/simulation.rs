@@ -566,7 +566,10 @@ impl Simulation {
             .iter()
             .enumerate()
             .filter_map(|(i, slot)| match slot {
-                Slot::Tcp(t) => t.sender.controller_error().map(|e| format!("flow {i} ({}): {e}", t.label)),
+                Slot::Tcp(t) => t
+                    .sender
+                    .controller_error()
+                    .map(|e| format!("flow {i} ({}): {e}", t.label)),
                 _ => None,
             })
             .collect();

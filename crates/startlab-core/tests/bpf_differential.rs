@@ -16,9 +16,21 @@ use std::sync::{Arc, Mutex};
 
 /// (label, bottleneck, tcp extras)
 const PATHS: &[(&str, &str, &str)] = &[
-    ("deep", r#"{ rate = "50Mbps", delay = "20ms", queue = { kind = "droptail", limit = "2BDP" } }"#, ""),
-    ("lossy", r#"{ rate = "20Mbps", delay = "40ms", loss = 0.005, queue = { kind = "droptail", limit = "0.5BDP" } }"#, ""),
-    ("timeout", r#"{ rate = "10Mbps", delay = "30ms", loss = 0.05, queue = { kind = "droptail", limit = "8" } }"#, "initial_window = 40"),
+    (
+        "deep",
+        r#"{ rate = "50Mbps", delay = "20ms", queue = { kind = "droptail", limit = "2BDP" } }"#,
+        "",
+    ),
+    (
+        "lossy",
+        r#"{ rate = "20Mbps", delay = "40ms", loss = 0.005, queue = { kind = "droptail", limit = "0.5BDP" } }"#,
+        "",
+    ),
+    (
+        "timeout",
+        r#"{ rate = "10Mbps", delay = "30ms", loss = 0.05, queue = { kind = "droptail", limit = "8" } }"#,
+        "initial_window = 40",
+    ),
 ];
 
 /// The path's scenario; `tcp` prefixed with `linux:` runs it on `tcp.stack = "linux"`, else on
@@ -54,7 +66,9 @@ fn run(cc: &str, startup: &str, path: &(&str, &str, &str)) -> Result<(Difference
     let mut logs: Vec<Arc<Mutex<Differences>>> = Vec::new();
     for f in &mut s.flows {
         if let Traffic::Tcp { controller, .. } = &mut f.traffic {
-            let (shadowed, log) = controller.shadowed().map_err(|e| format!("{cc}/{startup}: {}: {}", e.field, e.message))?;
+            let (shadowed, log) = controller
+                .shadowed()
+                .map_err(|e| format!("{cc}/{startup}: {}: {}", e.field, e.message))?;
             *controller = shadowed;
             logs.push(log);
         }
@@ -83,7 +97,11 @@ fn combinations() -> Vec<(String, String)> {
 fn under_the_linux_stack_the_ports_follow_their_models() {
     let print = std::env::var_os("STARTLAB_BPF_DIFF").is_some();
     let mut failures = Vec::new();
-    for (cc, startup) in [("newreno", "default"), ("cubic", "default"), ("cubic", "hystart")] {
+    for (cc, startup) in [
+        ("newreno", "default"),
+        ("cubic", "default"),
+        ("cubic", "hystart"),
+    ] {
         for path in PATHS {
             let tcp = format!("linux:{}", path.2);
             let (d, timeouts) = match run(cc, startup, &(path.0, path.1, tcp.as_str())) {
@@ -105,7 +123,11 @@ fn under_the_linux_stack_the_ports_follow_their_models() {
             } else if d.acks == 0 {
                 failures.push(format!("{what}: no ACK reached the controllers"));
             } else if d.misses > 0 {
-                failures.push(format!("{what}: {} hooks apart; first: {}", d.misses, d.first_miss.clone().unwrap_or_default()));
+                failures.push(format!(
+                    "{what}: {} hooks apart; first: {}",
+                    d.misses,
+                    d.first_miss.clone().unwrap_or_default()
+                ));
             } else if d.max_ssthresh_gap > 1.0 {
                 failures.push(format!("{what}: ssthresh apart by {}", d.max_ssthresh_gap));
             }
@@ -162,12 +184,26 @@ fn every_port_follows_its_model_after_every_hook() {
             // ports' ssthresh is whole segments, so an exit at a fractional ssthresh of the
             // model comes at the whole one below it).
             match (&d.model_exit, &d.port_exit) {
-                (Some(m), Some(p)) if m.0.abs_diff(p.0) <= 2 && m.2 == p.2 && (m.1 - p.1).abs() <= 1.0 + CWND_TOLERANCE * m.1 => {}
+                (Some(m), Some(p))
+                    if m.0.abs_diff(p.0) <= 2
+                        && m.2 == p.2
+                        && (m.1 - p.1).abs() <= 1.0 + CWND_TOLERANCE * m.1 => {}
                 (None, None) => {}
-                (m, p) => failures.push(format!("{what}: start-up exits differ: model {m:?}, port {p:?}")),
+                (m, p) => failures.push(format!(
+                    "{what}: start-up exits differ: model {m:?}, port {p:?}"
+                )),
             }
         }
     }
-    assert!(only.is_some() || timeouts_seen > 0, "no path produced a retransmission timeout; {}", failures.join("\n"));
-    assert!(failures.is_empty(), "{} differences:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        only.is_some() || timeouts_seen > 0,
+        "no path produced a retransmission timeout; {}",
+        failures.join("\n")
+    );
+    assert!(
+        failures.is_empty(),
+        "{} differences:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -10,9 +10,20 @@ use std::process::Command;
 
 /// Compiles `source` into `dir`, as the docs say a user does.
 fn compile(source: &Path, dir: &Path, defines: &[&str]) -> PathBuf {
-    let out = dir.join(format!("{}.o", source.file_stem().unwrap().to_string_lossy()));
+    let out = dir.join(format!(
+        "{}.o",
+        source.file_stem().unwrap().to_string_lossy()
+    ));
     let status = Command::new(std::env::var("STARTLAB_CLANG").unwrap_or_else(|_| "clang".into()))
-        .args(["-g", "-O2", "-target", "bpf", "-D__TARGET_ARCH_x86", "-I/usr/include/bpf", "-c"])
+        .args([
+            "-g",
+            "-O2",
+            "-target",
+            "bpf",
+            "-D__TARGET_ARCH_x86",
+            "-I/usr/include/bpf",
+            "-c",
+        ])
         .args(defines)
         .arg(source)
         .arg("-o")
@@ -60,13 +71,19 @@ interval = "1ms"
 
 /// The first ssthresh after the start-up exit, and the cwnd just before it.
 fn first_cut(object: &Path, params: &str) -> (f64, f64, String) {
-    let s = scenario::resolve(&scenario::from_toml(&scenario_text(object, params)).unwrap()).unwrap();
+    let s =
+        scenario::resolve(&scenario::from_toml(&scenario_text(object, params)).unwrap()).unwrap();
     let r = Simulation::from_resolved(s).run();
     let f = &r.flows;
-    let exit = (f.ss_exit_cwnd[0].unwrap(), f.ss_exit_reason[0].clone().unwrap());
+    let exit = (
+        f.ss_exit_cwnd[0].unwrap(),
+        f.ss_exit_reason[0].clone().unwrap(),
+    );
     let series = &r.flow_series;
     // ssthresh is 100 until the first loss sets a new one.
-    let i = (0..series.time_ns.len()).find(|&i| series.ssthresh[i].is_some_and(|s| s != 100.0)).expect("a loss");
+    let i = (0..series.time_ns.len())
+        .find(|&i| series.ssthresh[i].is_some_and(|s| s != 100.0))
+        .expect("a loss");
     assert_eq!(exit.1, "threshold");
     assert_eq!(exit.0, 100.0);
     (series.cwnd[i - 1], series.ssthresh[i].unwrap(), exit.1)
@@ -77,13 +94,25 @@ fn a_users_controller_runs_with_its_parameters() {
     let dir = tmp("aimd");
     let object = aimd(&dir);
     // Slow start to the scenario's ssthresh (100), then a loss: ssthresh = cwnd x decrease %.
-    for (params, percent) in [("{}", 50.0), ("{ decrease_percent = 70, increase = 2 }", 70.0)] {
+    for (params, percent) in [
+        ("{}", 50.0),
+        ("{ decrease_percent = 70, increase = 2 }", 70.0),
+    ] {
         let (cwnd, ssthresh, _) = first_cut(&object, params);
-        assert_eq!(ssthresh, (cwnd * percent / 100.0).floor().max(2.0), "{params}: cwnd {cwnd}");
+        assert_eq!(
+            ssthresh,
+            (cwnd * percent / 100.0).floor().max(2.0),
+            "{params}: cwnd {cwnd}"
+        );
     }
     // Deterministic: the same scenario twice gives the same series.
     let text = scenario_text(&object, "{ decrease_percent = 70 }");
-    let run = || Simulation::from_resolved(scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap()).run().flow_series.cwnd;
+    let run = || {
+        Simulation::from_resolved(scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap())
+            .run()
+            .flow_series
+            .cwnd
+    };
     assert_eq!(run(), run());
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -92,44 +121,85 @@ fn a_users_controller_runs_with_its_parameters() {
 fn what_the_simulator_does_not_provide_is_refused_by_name() {
     let dir = tmp("refused");
     let object = aimd(&dir);
-    let resolve = |text: String| scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap_err().to_string();
+    let resolve = |text: String| {
+        scenario::resolve(&scenario::from_toml(&text).unwrap())
+            .unwrap_err()
+            .to_string()
+    };
     // A parameter the object has no variable for.
     let e = resolve(scenario_text(&object, "{ gain = 2 }"));
-    assert!(e.starts_with("flows[0].cc_params.gain: the object has no global variable \"gain\""), "{e}");
+    assert!(
+        e.starts_with("flows[0].cc_params.gain: the object has no global variable \"gain\""),
+        "{e}"
+    );
     // A value its variable cannot hold.
     let e = resolve(scenario_text(&object, "{ increase = 1.5 }"));
-    assert!(e.starts_with("flows[0].cc_params.increase: 1.5 is not a whole number"), "{e}");
+    assert!(
+        e.starts_with("flows[0].cc_params.increase: 1.5 is not a whole number"),
+        "{e}"
+    );
     // A field of tcp_sock the simulator does not lay out.
     let source = dir.join("bytes.bpf.c");
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bpf/aimd.bpf.c"))
-        .unwrap()
-        .replace("\t__u32 snd_ssthresh;\n", "\t__u32 snd_ssthresh;\n\t__u64 bytes_acked;\n")
-        .replace("\treturn s > 2 ? s : 2;", "\treturn s > 2 ? s + (__u32)tp->bytes_acked : 2;");
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bpf/aimd.bpf.c"),
+    )
+    .unwrap()
+    .replace(
+        "\t__u32 snd_ssthresh;\n",
+        "\t__u32 snd_ssthresh;\n\t__u64 bytes_acked;\n",
+    )
+    .replace(
+        "\treturn s > 2 ? s : 2;",
+        "\treturn s > 2 ? s + (__u32)tp->bytes_acked : 2;",
+    );
     std::fs::write(&source, text).unwrap();
     let other = compile(&source, &dir, &[]);
     let e = resolve(scenario_text(&other, "{}"));
-    assert!(e.contains("tcp_sock.bytes_acked, which the simulator does not provide"), "{e}");
+    assert!(
+        e.contains("tcp_sock.bytes_acked, which the simulator does not provide"),
+        "{e}"
+    );
     // A program that breaks a rule while running (it writes a field a congestion control may not
     // write): the run reports it, naming the flow and the field.
     let source = dir.join("clamp.bpf.c");
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bpf/aimd.bpf.c"))
-        .unwrap()
-        .replace("\t__u32 snd_ssthresh;\n", "\t__u32 snd_ssthresh;\n\t__u32 snd_cwnd_clamp;\n")
-        .replace("\treturn s > 2 ? s : 2;", "\ttp->snd_cwnd_clamp = 5;\n\treturn s > 2 ? s : 2;");
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bpf/aimd.bpf.c"),
+    )
+    .unwrap()
+    .replace(
+        "\t__u32 snd_ssthresh;\n",
+        "\t__u32 snd_ssthresh;\n\t__u32 snd_cwnd_clamp;\n",
+    )
+    .replace(
+        "\treturn s > 2 ? s : 2;",
+        "\ttp->snd_cwnd_clamp = 5;\n\treturn s > 2 ? s : 2;",
+    );
     std::fs::write(&source, text).unwrap();
     let clamp = compile(&source, &dir, &[]);
     let s = scenario::resolve(&scenario::from_toml(&scenario_text(&clamp, "{}")).unwrap()).unwrap();
     let errors = Simulation::from_resolved(s).run().errors;
     assert_eq!(errors.len(), 1, "{errors:?}");
-    assert!(errors[0].starts_with("flow 0 (") && errors[0].contains("tcp_sock.snd_cwnd_clamp, which a congestion control may not write"), "{}", errors[0]);
+    assert!(
+        errors[0].starts_with("flow 0 (")
+            && errors[0]
+                .contains("tcp_sock.snd_cwnd_clamp, which a congestion control may not write"),
+        "{}",
+        errors[0]
+    );
     // A device that never ends, and a file that is not an object.
     let e = resolve(scenario_text(Path::new("/dev/zero"), "{}"));
-    assert!(e.starts_with("flows[0].cc: bpf:/dev/zero: larger than 64 MiB"), "{e}");
+    assert!(
+        e.starts_with("flows[0].cc: bpf:/dev/zero: larger than 64 MiB"),
+        "{e}"
+    );
     let e = resolve(scenario_text(&dir.join("clamp.bpf.c"), "{}"));
     assert!(e.contains("not an ELF object"), "{e}");
     // A file that is not there.
     let e = resolve(scenario_text(&dir.join("missing.o"), "{}"));
-    assert!(e.starts_with("flows[0].cc: bpf:") && e.contains("missing.o"), "{e}");
+    assert!(
+        e.starts_with("flows[0].cc: bpf:") && e.contains("missing.o"),
+        "{e}"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -139,7 +209,10 @@ fn what_the_simulator_does_not_provide_is_refused_by_name() {
 #[test]
 fn cong_control_gets_the_rate_sample_and_unknown_helpers_are_refused() {
     let dir = tmp("cong-control");
-    let header = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bpf/aimd.bpf.c")).unwrap();
+    let header = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bpf/aimd.bpf.c"),
+    )
+    .unwrap();
     // The example's types and includes, with a cong_control program instead of its own.
     let prelude: String = header.split("char _license").next().unwrap().to_string();
     let source = dir.join("fixed.bpf.c");
@@ -190,15 +263,25 @@ struct tcp_congestion_ops fixed = {{
     )
     .unwrap();
     let object = compile(&source, &dir, &[]);
-    let s = scenario::resolve(&scenario::from_toml(&scenario_text(&object, "{}")).unwrap()).unwrap();
+    let s =
+        scenario::resolve(&scenario::from_toml(&scenario_text(&object, "{}")).unwrap()).unwrap();
     let r = Simulation::from_resolved(s).run();
     let cwnd = &r.flow_series.cwnd;
-    assert!(cwnd.iter().all(|&c| c <= 20.0), "cwnd beyond 20: {:?}", cwnd.iter().cloned().fold(0.0, f64::max));
+    assert!(
+        cwnd.iter().all(|&c| c <= 20.0),
+        "cwnd beyond 20: {:?}",
+        cwnd.iter().cloned().fold(0.0, f64::max)
+    );
     assert!(cwnd.contains(&20.0));
     let other = dir.join("other");
     std::fs::create_dir_all(&other).unwrap();
     let refused = compile(&source, &other, &["-DUNKNOWN_HELPER"]);
-    let e = scenario::resolve(&scenario::from_toml(&scenario_text(&refused, "{}")).unwrap()).unwrap_err().to_string();
-    assert!(e.contains("calls helper 7, which the simulator does not provide"), "{e}");
+    let e = scenario::resolve(&scenario::from_toml(&scenario_text(&refused, "{}")).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("calls helper 7, which the simulator does not provide"),
+        "{e}"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }

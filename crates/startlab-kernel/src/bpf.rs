@@ -37,7 +37,10 @@ impl Registered {
     /// Loads `image` and registers its `struct_ops` as `name`.
     pub fn new(image: &ObjectImage, name: &str) -> Result<Registered, String> {
         if name.len() >= NAME_MAX {
-            return Err(format!("controller name \"{name}\" is longer than {} bytes", NAME_MAX - 1));
+            return Err(format!(
+                "controller name \"{name}\" is longer than {} bytes",
+                NAME_MAX - 1
+            ));
         }
         let btf = btf_of(&image.elf)?;
         let mut open = ObjectBuilder::default()
@@ -48,7 +51,11 @@ impl Registered {
         for mut map in open.maps_mut() {
             let map_name = map.name().to_string_lossy().into_owned();
             // libbpf names a data section's map "<object>.<section>" (truncated).
-            if let Some((_, bytes)) = image.sections.iter().find(|(s, _)| map_name.ends_with(s.as_str())) {
+            if let Some((_, bytes)) = image
+                .sections
+                .iter()
+                .find(|(s, _)| map_name.ends_with(s.as_str()))
+            {
                 map.set_initial_value(bytes)
                     .map_err(|e| format!("configuring the eBPF object: {e}"))?;
             } else if map.map_type() == MapType::StructOps {
@@ -61,14 +68,19 @@ impl Registered {
                 field[..name.len()].copy_from_slice(name.as_bytes());
             }
         }
-        let mut object = open.load().map_err(|e| format!("loading the eBPF controller (the verifier's log is above): {e}"))?;
+        let mut object = open.load().map_err(|e| {
+            format!("loading the eBPF controller (the verifier's log is above): {e}")
+        })?;
         let struct_ops = struct_ops.ok_or("the object has no struct_ops map")?;
         let mut link = None;
         let mut ring_map = None;
         for mut map in object.maps_mut() {
             let n = map.name().to_string_lossy().into_owned();
             if n == struct_ops {
-                link = Some(map.attach_struct_ops().map_err(|e| format!("registering \"{name}\": {e}"))?);
+                link = Some(
+                    map.attach_struct_ops()
+                        .map_err(|e| format!("registering \"{name}\": {e}"))?,
+                );
             } else if n == "events" && map.map_type() == MapType::RingBuf {
                 ring_map = Some(libbpf_rs::MapHandle::try_from(&*map).map_err(|e| e.to_string())?);
             }
@@ -87,7 +99,11 @@ impl Registered {
                 })
                 .map_err(|e| format!("events: {e}"))?;
         }
-        let ring = if ring_map.is_some() { Some(rings.build().map_err(|e| format!("events: {e}"))?) } else { None };
+        let ring = if ring_map.is_some() {
+            Some(rings.build().map_err(|e| format!("events: {e}"))?)
+        } else {
+            None
+        };
         Ok(Registered {
             name: name.to_string(),
             events,
@@ -108,12 +124,21 @@ impl Registered {
     /// Events the controller could not report because the ring buffer was full (its
     /// `lost_events` counter in .bss).
     pub fn lost_events(&self) -> u64 {
-        let Some((_, offset)) = self.btf_bss_offset else { return 0 };
+        let Some((_, offset)) = self.btf_bss_offset else {
+            return 0;
+        };
         self._object
             .maps()
             .find(|m| m.name().to_string_lossy().ends_with(".bss"))
-            .and_then(|m| m.lookup(&0u32.to_ne_bytes(), libbpf_rs::MapFlags::ANY).ok().flatten())
-            .and_then(|v| v.get(offset as usize..offset as usize + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap())))
+            .and_then(|m| {
+                m.lookup(&0u32.to_ne_bytes(), libbpf_rs::MapFlags::ANY)
+                    .ok()
+                    .flatten()
+            })
+            .and_then(|v| {
+                v.get(offset as usize..offset as usize + 8)
+                    .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+            })
             .unwrap_or(0)
     }
 
@@ -128,7 +153,9 @@ impl Registered {
 fn btf_of(elf: &[u8]) -> Result<Btf, String> {
     use object::{Object as _, ObjectSection as _};
     let file = object::File::parse(elf).map_err(|e| format!("not an ELF object: {e}"))?;
-    let s = file.section_by_name(".BTF").ok_or("the object has no BTF")?;
+    let s = file
+        .section_by_name(".BTF")
+        .ok_or("the object has no BTF")?;
     let mut btf = Btf::parse(s.data().map_err(|e| e.to_string())?)?;
     startlab_bpf::elf::fix_offsets(&file, &mut btf);
     Ok(btf)

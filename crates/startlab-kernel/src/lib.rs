@@ -14,9 +14,9 @@
 //!   (`startlab-emu`) by TUN devices; [`guard`]: one run at a time, global settings restored;
 //! - [`run`]: all of it in order, ending in the simulator's tables.
 
+pub mod bpf;
 pub mod counters;
 pub mod guard;
-pub mod bpf;
 pub mod plan;
 pub mod run;
 pub mod series;

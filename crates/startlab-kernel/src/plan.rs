@@ -154,6 +154,28 @@ fn given(v: &Option<startlab_core::cc::registry::Params>) -> Vec<(String, Value)
         .collect()
 }
 
+/// The running kernel's timer frequency (`CONFIG_HZ`, from `/proc/config.gz` or
+/// `/boot/config-<release>`); none if neither can be read.
+fn kernel_hz() -> Option<u64> {
+    static HZ: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *HZ.get_or_init(|| {
+        use std::io::Read;
+        let mut text = String::new();
+        let from_proc = std::fs::File::open("/proc/config.gz").ok().and_then(|f| {
+            flate2::read::GzDecoder::new(f)
+                .read_to_string(&mut text)
+                .ok()
+        });
+        if from_proc.is_none() {
+            let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+            text = std::fs::read_to_string(format!("/boot/config-{}", release.trim())).ok()?;
+        }
+        text.lines()
+            .find_map(|l| l.strip_prefix("CONFIG_HZ="))
+            .and_then(|v| v.trim().parse().ok())
+    })
+}
+
 fn cubic_module(
     at: &str,
     cc_params: &[(String, Value)],
@@ -174,6 +196,8 @@ fn cubic_module(
         let path = format!("{at}.cc_params.{k}");
         match (k.as_str(), v) {
             ("constants", Value::String(s)) if s == "linux" => {}
+            // tcp_cubic.c's clock is the kernel's jiffies; another HZ runs the eBPF port.
+            ("hz", Value::Number(n)) if n.as_u64().is_some() && n.as_u64() == kernel_hz() => {}
             ("fast_convergence", Value::Bool(b)) => m.fast_convergence = u32::from(*b),
             ("tcp_friendliness", Value::Bool(b)) => m.tcp_friendliness = u32::from(*b),
             ("beta", Value::Number(n)) => {
@@ -182,7 +206,7 @@ fn cubic_module(
             _ => {
                 return Err(refuse(
                     path,
-                    format!("{v} cannot be set on the kernel's cubic, which runs Linux's constants; it takes beta, fast_convergence and tcp_friendliness"),
+                    format!("{v} cannot be set on the kernel's cubic, which runs Linux's constants; it takes beta, fast_convergence, tcp_friendliness and hz (the kernel's CONFIG_HZ)"),
                 ))
             }
         }
@@ -734,6 +758,39 @@ mod tests {
         let m = p.cubic.unwrap();
         assert_eq!((m.hystart, m.hystart_detect, m.beta), (1, 1, 717));
         assert!(!p.differences.is_empty());
+    }
+
+    /// CUBIC in jiffies (`cc_params.hz`, which `tcp.stack = "linux"` sets) runs the kernel's own
+    /// cubic when the rate is the running kernel's CONFIG_HZ, and the port (which computes in
+    /// any HZ) otherwise.
+    #[test]
+    fn cubic_in_the_kernels_jiffies_is_the_kernels_cubic_and_another_hz_is_the_port() {
+        let own = kernel_hz();
+        let other = if own == Some(1000) { 100 } else { 1000 };
+        let cc = |hz: u64| {
+            let p = plan(
+                &resolved(&format!(
+                    "[tcp]\nstack = \"linux\"\n[[flows]]\npair = 0\ncc = \"cubic\"\ncc_params = {{ hz = {hz} }}\n"
+                )),
+                &kernel(),
+            )
+            .unwrap();
+            p.connections[0].cc.clone()
+        };
+        assert_eq!(cc(other), "startlab_0");
+        match own {
+            Some(hz) => {
+                assert_eq!(cc(hz), "cubic");
+                // The stack's default is tcp.hz.
+                let p = plan(
+                    &resolved(&format!("[tcp]\nstack = \"linux\"\nhz = {hz}\n[[flows]]\npair = 0\ncc = \"cubic\"\n")),
+                    &kernel(),
+                )
+                .unwrap();
+                assert_eq!(p.connections[0].cc, "cubic");
+            }
+            None => eprintln!("this kernel's CONFIG_HZ is not readable: only the port is checked"),
+        }
     }
 
     #[test]

@@ -9,17 +9,17 @@
 //! `TCP_INFO` and the emulator's links into the simulator's tables. Everything created is
 //! removed when this function returns, whether it succeeds, fails or is interrupted.
 
+use crate::bpf::Registered;
 use crate::counters::{hystart_between, netstat};
 use crate::guard::{RunLock, LOCK_FILE};
-use crate::bpf::Registered;
 use crate::plan::{bpf_name, plan, HostTcp, KernelPlan};
 use crate::series::HystartCounts;
 use crate::tables::{tables, RunFacts};
 use crate::testbed;
 use crate::trace::{self, Tracefs, Tracer};
 use crate::traffic::{
-    aborted, monotonic_ns, ping, TIMESTAMP_OPTION_BYTES, run_tcp, run_udp, sleep_until, PingJob, TcpJob, TcpOutcome,
-    UdpJob, UdpOutcome,
+    aborted, monotonic_ns, ping, run_tcp, run_udp, sleep_until, PingJob, TcpJob, TcpOutcome,
+    UdpJob, UdpOutcome, TIMESTAMP_OPTION_BYTES,
 };
 use startlab_core::measure::recorder::link_summaries;
 use startlab_core::measure::{Recorder, Report, RunStats};
@@ -378,9 +378,17 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
             bytes: c.bytes,
             paced: c.paced,
             spread: c.spread,
-            maxseg: plan.tcp[c.entry].as_ref().map_or(HostTcp::LINUX.mss_bytes + TIMESTAMP_OPTION_BYTES, |t| {
-                t.mss_bytes + if t.timestamps { TIMESTAMP_OPTION_BYTES } else { 0 }
-            }),
+            maxseg: plan.tcp[c.entry].as_ref().map_or(
+                HostTcp::LINUX.mss_bytes + TIMESTAMP_OPTION_BYTES,
+                |t| {
+                    t.mss_bytes
+                        + if t.timestamps {
+                            TIMESTAMP_OPTION_BYTES
+                        } else {
+                            0
+                        }
+                },
+            ),
         })
         .collect();
     let udp_jobs: Vec<UdpJob> = plan
@@ -467,7 +475,16 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
         .collect();
     drop(bed);
     let report = assemble(
-        s, &plan, &outcomes, &udp, &senders, t0, &hystart, &records, &bpf_events, emulated,
+        s,
+        &plan,
+        &outcomes,
+        &udp,
+        &senders,
+        t0,
+        &hystart,
+        &records,
+        &bpf_events,
+        emulated,
         &mut facts,
     );
     Ok(KernelRun { report, facts })

@@ -2,11 +2,11 @@
 //! the plan, what each connection became and the trace.
 
 use crate::plan::{Connection, Datagrams};
-use crate::series::{flow_samples, slow_start_exit, HystartCounts};
 use crate::series::KernelExit;
+use crate::series::{flow_samples, slow_start_exit, HystartCounts};
 use crate::trace::Records;
-use startlab_bpf::events::{Event, KIND_EXIT, KIND_PHASE};
 use crate::traffic::{TcpOutcome, UdpOutcome};
+use startlab_bpf::events::{Event, KIND_EXIT, KIND_PHASE};
 use startlab_core::measure::recorder::udp_summary;
 use startlab_core::measure::{FlowSeries, FlowSummary, Flows};
 use startlab_core::net::Network;
@@ -76,7 +76,12 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
         let events: Vec<&Event> = run
             .bpf_events
             .iter()
-            .filter(|e| c.reports && e.sport == port && e.saddr.to_string() == addr && e.time_ns >= o.opened_ns)
+            .filter(|e| {
+                c.reports
+                    && e.sport == port
+                    && e.saddr.to_string() == addr
+                    && e.time_ns >= o.opened_ns
+            })
             .collect();
         let phases: Vec<(u64, u8)> = events
             .iter()
@@ -100,11 +105,14 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
             series.push(row);
         }
         let exit = if c.reports {
-            events.iter().find(|e| e.kind == KIND_EXIT).map(|e| KernelExit {
-                time_ns: e.time_ns,
-                cwnd: e.cwnd,
-                reason: e.reason.clone(),
-            })
+            events
+                .iter()
+                .find(|e| e.kind == KIND_EXIT)
+                .map(|e| KernelExit {
+                    time_ns: e.time_ns,
+                    cwnd: e.cwnd,
+                    reason: e.reason.clone(),
+                })
         } else {
             slow_start_exit(&probes, &states, run.hystart[i])
         };

@@ -91,7 +91,12 @@ pub fn connect_with(cc: &str, local: SocketAddrV4, remote: SocketAddrV4) -> io::
 /// The same, with `TCP_MAXSEG` set to `maxseg` before `connect()`: it caps the MSS announced and
 /// used (tcp_sync_mss), counted with the TCP options, so a payload of `mss` bytes with
 /// timestamps is `mss + 12` ([`TIMESTAMP_OPTION_BYTES`]).
-pub fn connect_with_mss(cc: &str, maxseg: Option<u32>, local: SocketAddrV4, remote: SocketAddrV4) -> io::Result<TcpStream> {
+pub fn connect_with_mss(
+    cc: &str,
+    maxseg: Option<u32>,
+    local: SocketAddrV4,
+    remote: SocketAddrV4,
+) -> io::Result<TcpStream> {
     // SAFETY: plain socket creation; the descriptor is owned at once.
     let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
     if fd < 0 {
@@ -127,7 +132,13 @@ pub fn connect_with_mss(cc: &str, maxseg: Option<u32>, local: SocketAddrV4, remo
         if let Some(maxseg) = maxseg {
             let maxseg = maxseg as libc::c_int;
             check(
-                libc::setsockopt(raw, libc::IPPROTO_TCP, libc::TCP_MAXSEG, (&maxseg as *const libc::c_int).cast(), int),
+                libc::setsockopt(
+                    raw,
+                    libc::IPPROTO_TCP,
+                    libc::TCP_MAXSEG,
+                    (&maxseg as *const libc::c_int).cast(),
+                    int,
+                ),
                 || format!("TCP_MAXSEG {maxseg}"),
             )?;
         }

@@ -6,8 +6,8 @@
 mod common;
 
 use common::is_root;
-use startlab_core::scenario;
 use common::run_waiting as run;
+use startlab_core::scenario;
 use startlab_kernel::run::RunOptions;
 
 /// A transfer of `duration` on a dumbbell with `bottleneck`, Linux-like TCP (IW 10, SACK, a
@@ -75,13 +75,17 @@ const CASES: &[(&str, &str, &str, &str)] = &[
 ];
 
 /// 50 Mbit/s, RTT 40 ms, a buffer of one BDP.
-const FIFTY: &str = r#"{ rate = "50Mbps", delay = "20ms", queue = { kind = "droptail", limit = "1BDP" } }"#;
+const FIFTY: &str =
+    r#"{ rate = "50Mbps", delay = "20ms", queue = { kind = "droptail", limit = "1BDP" } }"#;
 /// 50 Mbit/s, RTT 40 ms, a buffer of a quarter BDP.
-const QUARTER: &str = r#"{ rate = "50Mbps", delay = "20ms", queue = { kind = "droptail", limit = "0.25BDP" } }"#;
+const QUARTER: &str =
+    r#"{ rate = "50Mbps", delay = "20ms", queue = { kind = "droptail", limit = "0.25BDP" } }"#;
 /// 20 Mbit/s, RTT 100 ms, a buffer of two BDPs.
-const TWENTY: &str = r#"{ rate = "20Mbps", delay = "50ms", queue = { kind = "droptail", limit = "2BDP" } }"#;
+const TWENTY: &str =
+    r#"{ rate = "20Mbps", delay = "50ms", queue = { kind = "droptail", limit = "2BDP" } }"#;
 /// 10 Mbit/s, RTT 98 ms, a buffer of one BDP.
-const TEN: &str = r#"{ rate = "10Mbps", delay = "49ms", queue = { kind = "droptail", limit = "1BDP" } }"#;
+const TEN: &str =
+    r#"{ rate = "10Mbps", delay = "49ms", queue = { kind = "droptail", limit = "1BDP" } }"#;
 
 #[test]
 #[ignore = "kernel: needs root, network namespaces, TUN and tracefs"]
@@ -94,7 +98,10 @@ fn kernel_bpf_every_port_runs_in_the_kernel_and_reports_its_exit() {
     for (flow, bottleneck, tcp, duration) in CASES {
         let text = scenario(bottleneck, tcp, flow, duration);
         let parsed = scenario::from_toml(&text).unwrap();
-        let simulated = startlab_core::simulation::Simulation::from_resolved(scenario::resolve(&parsed).unwrap()).run();
+        let simulated = startlab_core::simulation::Simulation::from_resolved(
+            scenario::resolve(&parsed).unwrap(),
+        )
+        .run();
         let s = scenario::resolve(&parsed).unwrap();
         let want = simulated.flows.ss_exit_reason[0].clone();
         let out = match run(&s, &RunOptions::default()) {
@@ -107,11 +114,21 @@ fn kernel_bpf_every_port_runs_in_the_kernel_and_reports_its_exit() {
         let got = out.report.flows.ss_exit_reason[0].clone();
         let cc = &out.facts.connections[0].cc;
         let events = out.facts.bpf_controllers.first().map_or(0, |b| b.events);
-        eprintln!("{}: kernel {got:?} (cc {cc}, {events} events), simulator {want:?}", flow.replace('\n', " "));
+        eprintln!(
+            "{}: kernel {got:?} (cc {cc}, {events} events), simulator {want:?}",
+            flow.replace('\n', " ")
+        );
         if !cc.starts_with("startlab_") || events == 0 || got.is_none() || got != want {
-            failures.push(format!("{}: kernel {got:?} via {cc} with {events} events, simulator {want:?}", flow.replace('\n', " ")));
+            failures.push(format!(
+                "{}: kernel {got:?} via {cc} with {events} events, simulator {want:?}",
+                flow.replace('\n', " ")
+            ));
         }
-        assert!(registered().is_empty(), "left registered: {:?}", registered());
+        assert!(
+            registered().is_empty(),
+            "left registered: {:?}",
+            registered()
+        );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -152,7 +169,12 @@ interval = "10ms"
 "#;
     let s = scenario::resolve(&scenario::from_toml(text).unwrap()).unwrap();
     let out = run(&s, &RunOptions::default()).unwrap();
-    let ccs: Vec<&str> = out.facts.connections.iter().map(|c| c.cc.as_str()).collect();
+    let ccs: Vec<&str> = out
+        .facts
+        .connections
+        .iter()
+        .map(|c| c.cc.as_str())
+        .collect();
     assert_eq!(ccs, ["startlab_0", "startlab_1"]);
     // Each connection sent segments of its scenario's size (TCP_MAXSEG).
     let mss: Vec<u32> = out.facts.connections.iter().map(|c| c.mss).collect();
@@ -161,14 +183,22 @@ interval = "10ms"
     let f = &out.report.flows;
     // Each left slow start at its own ssthresh ("threshold", cwnd = the scenario's ssthresh).
     for (i, ssthresh) in [(0, 20.0), (1, 40.0)] {
-        assert_eq!(f.ss_exit_reason[i].as_deref(), Some("threshold"), "flow {i}");
+        assert_eq!(
+            f.ss_exit_reason[i].as_deref(),
+            Some("threshold"),
+            "flow {i}"
+        );
         assert_eq!(f.ss_exit_cwnd[i], Some(ssthresh), "flow {i}");
     }
     // The phase series carries the controllers' reports: slow start, then congestion
     // avoidance.
     let phases: Vec<u8> = out.report.flow_series.phase.clone();
     assert!(phases.contains(&0) && phases.contains(&1), "{phases:?}");
-    assert!(registered().is_empty(), "left registered: {:?}", registered());
+    assert!(
+        registered().is_empty(),
+        "left registered: {:?}",
+        registered()
+    );
 }
 
 /// Initial Spreading paces the initial window over the handshake's RTT, then stops pacing: the
@@ -235,9 +265,18 @@ fn kernel_bpf_a_users_controller_runs_with_its_parameters() {
     let dir = std::env::temp_dir().join(format!("startlab-kernel-aimd-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let object = dir.join("aimd.bpf.o");
-    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bpf/aimd.bpf.c");
+    let source =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bpf/aimd.bpf.c");
     let ok = std::process::Command::new("clang")
-        .args(["-g", "-O2", "-target", "bpf", "-D__TARGET_ARCH_x86", "-I/usr/include/bpf", "-c"])
+        .args([
+            "-g",
+            "-O2",
+            "-target",
+            "bpf",
+            "-D__TARGET_ARCH_x86",
+            "-I/usr/include/bpf",
+            "-c",
+        ])
         .arg(&source)
         .arg("-o")
         .arg(&object)
@@ -245,7 +284,10 @@ fn kernel_bpf_a_users_controller_runs_with_its_parameters() {
         .unwrap()
         .success();
     assert!(ok);
-    let flow = format!("cc = {{ bpf = \"{}\" }}\ncc_params = {{ decrease_percent = 70 }}", object.display());
+    let flow = format!(
+        "cc = {{ bpf = \"{}\" }}\ncc_params = {{ decrease_percent = 70 }}",
+        object.display()
+    );
     let text = scenario(FIFTY, "", &flow, "3s");
     let s = scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap();
     let out = run(&s, &RunOptions::default()).unwrap();
@@ -259,6 +301,9 @@ fn kernel_bpf_a_users_controller_runs_with_its_parameters() {
     let cwnd = f.ss_exit_cwnd[0].unwrap();
     let ssthresh = series.ssthresh.iter().find_map(|s| *s).expect("a loss");
     eprintln!("cwnd {cwnd} before the loss, ssthresh {ssthresh} after");
-    assert!((ssthresh - 0.7 * cwnd).abs() <= 0.03 * cwnd + 2.0, "cwnd {cwnd}, ssthresh {ssthresh}");
+    assert!(
+        (ssthresh - 0.7 * cwnd).abs() <= 0.03 * cwnd + 2.0,
+        "cwnd {cwnd}, ssthresh {ssthresh}"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }

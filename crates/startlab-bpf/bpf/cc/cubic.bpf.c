@@ -16,7 +16,21 @@
  * `beta` is the window multiplier (Linux's reading); `constants` only chose the defaults of the
  * other parameters, which the loader hands over resolved, so it is carried but not read.
  *
- * Differs from the Rust model:
+ * hz > 0 (cubic_hz_*): Linux 6.18 tcp_cubic.c's bictcp_update, cubictcp_cong_avoid,
+ * cubictcp_recalc_ssthresh and cubictcp_acked in its integers (whole segments, jiffies of 1/hz s,
+ * t and K in 1/1024 s), as the model's KernelCubic; beta, c, max_growth_per_rtt and
+ * min_growth_no_loss become the kernel's integers (717, 410, cnt >= 2, cnt <= 20) by the same
+ * rounding of their Q32.32 values on both sides.
+ *
+ * Differs from the Rust model (hz = 0 unless said):
+ * - hz > 0: nothing in the arithmetic (both are the same integers; checked hook by hook by
+ *   cc::cubic's test hz_the_ebpf_port_computes_what_the_model_computes). snd_cwnd_cnt is this
+ *   port's own (cwnd_cnt, zeroed on CWR, Recovery and Loss as reno.bpf.c does), not tp's, and
+ *   jiffies are now_us x hz / 10^6 (tcp_mstamp), not tcp_jiffies32, whose phase against it is not
+ *   modelled. Against the kernel: K is the exact floor cube root, where cubic_root's table and
+ *   Newton step are within 0.16 % of it (at most 5/1024 s for last_max_cwnd - cwnd <= 100); a
+ *   TCP-friendly step (cwnd beta_scale) >> 3 of 0, where the kernel loops for ever (beta below
+ *   about 0.5 and cwnd 1 or 2), counts as 1; "no epoch" is has_epoch, not epoch_start = 0.
  * - Fixed point instead of f64: cwnd, W_last_max and origin are segments x 2^16 (cwnd is
  *   snd_cwnd plus the fraction of startlab.h), W_tcp segments x 2^32; t and K are seconds x 2^16
  *   (15.3 us), t from the microsecond clock tcp_mstamp; beta, C, max_growth_per_rtt,
@@ -75,6 +89,7 @@ struct cubic_config {
 	fixed_t max_growth_per_rtt;   /* largest increment per acknowledged segment */
 	fixed_t min_growth_no_loss;   /* least increment per acknowledged segment while W_last_max = 0 */
 	enum cubic_config__ss_counting ss_counting;
+	__u32 hz;                     /* 0: continuous time; 1-1000: tcp_cubic.c in jiffies of 1/hz s */
 };
 
 struct cubic_state {
@@ -83,12 +98,23 @@ struct cubic_state {
 	__u64 w_tcp;        /* W_tcp of Eq. 5.4 (Fig. 5.3), segments x 2^32 */
 	__u64 inc_rem;      /* the growth below 2^-16 segment not yet added, segments x 2^32 */
 	__u64 k;            /* K, seconds x 2^16 */
-	__u64 epoch_start;  /* us (tcp_mstamp) */
+	__u64 epoch_start;  /* us (tcp_mstamp); jiffies when hz > 0 */
 	__u64 last_ack;     /* us, the last pkts_acked */
 	__u32 d_min;        /* dMin, us */
 	__u32 has_epoch;
 	__u32 has_d_min;
 	__u32 has_last_ack;
+	/* hz > 0: struct bictcp of tcp_cubic.c (whole segments; K in 1/1024 s). */
+	__u64 last_time;      /* jiffies */
+	__u32 cnt;
+	__u32 last_max_cwnd;
+	__u32 last_cwnd;
+	__u32 origin_point;
+	__u32 bic_k;
+	__u32 delay_min;      /* us; 0 = none */
+	__u32 ack_cnt;
+	__u32 tcp_cwnd;
+	__u32 cwnd_cnt;       /* snd_cwnd_cnt of tcp_cong_avoid_ai, kept here as in reno.bpf.c */
 };
 
 #define CUBIC_TICK_BITS 16             /* t and K: seconds x 2^16 */
@@ -205,6 +231,28 @@ static __always_inline __u64 cubic_alpha(const volatile struct cubic_config *cfg
 	return den ? (num << 28) / den : 0;
 }
 
+/* hz > 0: round(x x 1024) of a Q32.32 parameter (beta, c), as the model's per_1024. */
+static __always_inline __u32 cubic_per_1024(fixed_t x)
+{
+	return (__u32)(((__u64)x + (1ULL << 21)) >> 22);
+}
+
+/* hz > 0: round(1 / x) of a Q32.32 parameter, 0 for 0 (the model's reciprocal): the bounds of
+ * cnt from max_growth_per_rtt (2) and min_growth_no_loss (20). */
+static __always_inline __u32 cubic_reciprocal(fixed_t x)
+{
+	__u64 q = (__u64)x;
+
+	return q ? (__u32)(((1ULL << 32) + q / 2) / q) : 0;
+}
+
+/* hz > 0: tcp_jiffies32 as floor(now x hz), not wrapped; the phase of the kernel's jiffy ticks
+ * against tcp_mstamp is not modelled (both start at 0). */
+static __always_inline __u64 cubic_jiffies(const volatile struct cubic_config *cfg, __u64 now_us)
+{
+	return now_us * cfg->hz / USEC_PER_SEC;
+}
+
 /* Fig. 5.3 cubic_reset (Linux bictcp_reset). */
 static __always_inline void cubic_reset(struct cubic_state *st)
 {
@@ -216,6 +264,17 @@ static __always_inline void cubic_reset(struct cubic_state *st)
 	st->d_min = 0;
 	st->w_tcp = 0;
 	st->inc_rem = 0;
+	/* bictcp_reset (hz > 0); tcp_enter_loss zeroes snd_cwnd_cnt. */
+	st->last_time = 0;
+	st->cnt = 0;
+	st->last_max_cwnd = 0;
+	st->last_cwnd = 0;
+	st->origin_point = 0;
+	st->bic_k = 0;
+	st->delay_min = 0;
+	st->ack_cnt = 0;
+	st->tcp_cwnd = 0;
+	st->cwnd_cnt = 0;
 }
 
 static __always_inline void cubic_init(struct ca *ca, const volatile struct cubic_config *cfg,
@@ -232,6 +291,18 @@ static __always_inline __u32 cubic_ssthresh(struct ca *ca, const volatile struct
 	__u64 beta = (__u64)cfg->beta;
 	__u64 s;
 
+	if (cfg->hz) {
+		/* cubictcp_recalc_ssthresh on snd_cwnd, beta in 1/1024. */
+		__u32 w = ca->tp->snd_cwnd, b = cubic_per_1024(cfg->beta), r;
+
+		st->has_epoch = 0;
+		if (cfg->fast_convergence && w < st->last_max_cwnd)
+			st->last_max_cwnd = w * (1024 + b) / 2048;
+		else
+			st->last_max_cwnd = w;
+		r = w * b / 1024;
+		return r > 2 ? r : 2;
+	}
 	st->has_epoch = 0;
 	if (cfg->fast_convergence && cwnd < st->w_last_max)
 		/* §5.1.7 fast convergence: W_last_max <- cwnd (1 + beta) / 2. */
@@ -327,11 +398,126 @@ static __always_inline void cubic_update(struct ca *ca, const volatile struct cu
 	cwnd_add_q16(ca, inc >> (32 - FRAC_BITS));
 }
 
+/* hz > 0: bictcp_update of tcp_cubic.c (the model's KernelCubic::update): st->cnt for `acked`
+ * segments at window cwnd, jiffy now; u32 arithmetic wraps as the kernel's. */
+static __always_inline void cubic_hz_update(const volatile struct cubic_config *cfg,
+					    struct cubic_state *st, __u32 cwnd, __u32 acked, __u64 now)
+{
+	__u64 hz = cfg->hz, t, offs, d;
+	__u32 crs = cubic_per_1024(cfg->c), delta, target, b, step, n, lim;
+
+	/* bictcp_update: count the acknowledged segments. */
+	st->ack_cnt += acked;
+	/* bictcp_update: same window and at most hz/32 jiffies since the last update: keep cnt. */
+	if (st->last_cwnd == cwnd && now - st->last_time <= hz / 32)
+		return;
+	/* bictcp_update: cnt changes at most once per jiffy (within one, only TCP friendliness). */
+	if (!(st->has_epoch && now == st->last_time)) {
+		st->last_cwnd = cwnd;
+		st->last_time = now;
+		if (!st->has_epoch) {
+			/* bictcp_update: a new epoch. */
+			st->has_epoch = 1;
+			st->epoch_start = now;
+			st->ack_cnt = acked;
+			st->tcp_cwnd = cwnd;
+			if (st->last_max_cwnd <= cwnd) {
+				st->bic_k = 0;
+				st->origin_point = cwnd;
+			} else {
+				/* bictcp_update: K = cbrt(cube_factor (last_max_cwnd - cwnd)), exact
+				 * floor (the kernel's cubic_root is within 0.16 %). */
+				d = ((1ULL << 40) / crs) * (__u64)(st->last_max_cwnd - cwnd);
+				st->bic_k = (__u32)cubic_icbrt(d);
+				st->origin_point = st->last_max_cwnd;
+			}
+		}
+		/* bictcp_update: t = (jiffies - epoch_start + usecs_to_jiffies(delay_min)) << 10 / HZ;
+		 * usecs_to_jiffies rounds up. */
+		d = ((__u64)st->delay_min * hz + USEC_PER_SEC - 1) / USEC_PER_SEC;
+		t = ((now - st->epoch_start + d) << 10) / hz;
+		offs = t < st->bic_k ? st->bic_k - t : t - st->bic_k;
+		/* bictcp_update: delta = cube_rtt_scale offs^3 >> 40 (u64, then u32). */
+		delta = (__u32)((crs * offs * offs * offs) >> 40);
+		target = t < st->bic_k ? st->origin_point - delta : st->origin_point + delta;
+		/* bictcp_update: cnt = cwnd / (target - cwnd), or 100 cwnd at or above the target. */
+		st->cnt = target > cwnd ? cwnd / (target - cwnd) : 100 * cwnd;
+		/* bictcp_update: cnt <= 20 while last_max_cwnd = 0 (min_growth_no_loss). */
+		lim = cubic_reciprocal(cfg->min_growth_no_loss);
+		if (st->last_max_cwnd == 0 && lim && st->cnt > lim)
+			st->cnt = lim;
+	}
+	if (cfg->tcp_friendliness) {
+		/* bictcp_update: tcp_cwnd += 1 per (cwnd beta_scale) >> 3 acknowledged segments, the
+		 * loop in closed form (a step of 0, where the kernel loops for ever, counts as 1). */
+		b = cubic_per_1024(cfg->beta);
+		step = (cwnd * (8 * (1024 + b) / 3 / (1024 - b))) >> 3;
+		if (!step)
+			step = 1;
+		if (st->ack_cnt > step) {
+			n = (st->ack_cnt - 1) / step;
+			st->ack_cnt -= n * step;
+			st->tcp_cwnd += n;
+		}
+		/* bictcp_update: if tcp_cwnd > cwnd, cnt <= cwnd / (tcp_cwnd - cwnd). */
+		if (st->tcp_cwnd > cwnd) {
+			lim = cwnd / (st->tcp_cwnd - cwnd);
+			if (st->cnt > lim)
+				st->cnt = lim;
+		}
+	}
+	/* bictcp_update: cnt >= 2 (max_growth_per_rtt). */
+	lim = cubic_reciprocal(cfg->max_growth_per_rtt);
+	if (st->cnt < lim)
+		st->cnt = lim;
+}
+
+/* hz > 0: cubictcp_cong_avoid: tcp_slow_start, then bictcp_update and tcp_cong_avoid_ai, on
+ * whole segments (cc::reno::linux_slow_start, linux_cong_avoid_ai). */
+static __always_inline void cubic_hz_cong_avoid(struct ca *ca, const volatile struct cubic_config *cfg,
+						struct cubic_state *st, __u32 acked)
+{
+	struct tcp_sock *tp = ca->tp;
+	__u32 cwnd = tp->snd_cwnd, w, d;
+
+	if (in_slow_start(ca)) {
+		/* tcp_slow_start: cwnd = min(cwnd + acked, ssthresh), the rest returned. */
+		__u32 to = cwnd + acked < tp->snd_ssthresh ? cwnd + acked : tp->snd_ssthresh;
+
+		if (to < cwnd)
+			to = cwnd;
+		acked -= to - cwnd;
+		cwnd = to;
+		if (!acked) {
+			cwnd_set_q16(ca, (__u64)cwnd << FRAC_BITS);
+			return;
+		}
+	}
+	cubic_hz_update(cfg, st, cwnd, acked, cubic_jiffies(cfg, ca->now_us));
+	/* tcp_cong_avoid_ai(tp, cnt, acked). */
+	w = st->cnt ? st->cnt : 1;
+	if (st->cwnd_cnt >= w) {
+		st->cwnd_cnt = 0;
+		cwnd++;
+	}
+	st->cwnd_cnt += acked;
+	if (st->cwnd_cnt >= w) {
+		d = st->cwnd_cnt / w;
+		st->cwnd_cnt -= d * w;
+		cwnd += d;
+	}
+	cwnd_set_q16(ca, (__u64)cwnd << FRAC_BITS);
+}
+
 static __always_inline void cubic_cong_avoid(struct ca *ca, const volatile struct cubic_config *cfg,
 					     struct cubic_state *st, __u32 acked)
 {
 	if (!cwnd_limited(ca))
 		return;
+	if (cfg->hz) {
+		cubic_hz_cong_avoid(ca, cfg, st, acked);
+		return;
+	}
 	/* Slow start while cwnd < ssthresh (Fig. 5.2; Linux tcp_slow_start); the rest goes to the
 	 * cubic update. */
 	if (in_slow_start(ca)) {
@@ -352,6 +538,20 @@ static __always_inline void cubic_pkts_acked(struct ca *ca, const volatile struc
 
 	st->last_ack = ca->now_us;
 	st->has_last_ack = 1;
+	if (cfg->hz) {
+		/* cubictcp_acked: none without an RTT sample; samples within 1 s (hz jiffies) of the
+		 * epoch start discarded; delay 0 counts as 1 us; delay_min = min. */
+		__u32 delay;
+
+		if (rtt < 0)
+			return;
+		if (st->has_epoch && cubic_jiffies(cfg, ca->now_us) - st->epoch_start < cfg->hz)
+			return;
+		delay = rtt ? (__u32)rtt : 1;
+		if (!st->delay_min || st->delay_min > delay)
+			st->delay_min = delay;
+		return;
+	}
 	/* Fig. 5.2: dMin <- min(dMin, RTT). */
 	if (rtt >= 0 && (!st->has_d_min || (__u32)rtt < st->d_min)) {
 		st->d_min = (__u32)rtt;
@@ -365,6 +565,9 @@ static __always_inline void cubic_set_state(struct ca *ca, const volatile struct
 {
 	if (new_state == TCP_CA_Loss)
 		cubic_reset(st);
+	/* tcp_init_cwnd_reduction and tcp_enter_loss zero snd_cwnd_cnt (hz > 0). */
+	if (new_state == TCP_CA_CWR || new_state == TCP_CA_Recovery || new_state == TCP_CA_Loss)
+		st->cwnd_cnt = 0;
 }
 
 /* Linux bictcp_cwnd_event: after idle the epoch moves by the idle time (not past now). */
@@ -375,6 +578,16 @@ static __always_inline void cubic_cwnd_event(struct ca *ca, const volatile struc
 
 	if (ev != CA_EVENT_TX_START || !st->has_epoch || !st->has_last_ack)
 		return;
+	if (cfg->hz) {
+		/* cubictcp_cwnd_event: in jiffies, not past now. */
+		__u64 nj = cubic_jiffies(cfg, now), lj = cubic_jiffies(cfg, st->last_ack);
+
+		if (nj > lj) {
+			start = st->epoch_start + (nj - lj);
+			st->epoch_start = start < nj ? start : nj;
+		}
+		return;
+	}
 	idle = now > st->last_ack ? now - st->last_ack : 0;
 	start = st->epoch_start + idle;
 	st->epoch_start = start < now ? start : now;

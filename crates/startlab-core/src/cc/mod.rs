@@ -31,8 +31,8 @@
 // catalogue that names them all. `testing` drives a controller without a network.
 pub mod astart;
 pub mod bic;
-pub mod bpf;
 pub mod blast;
+pub mod bpf;
 pub mod counting;
 pub mod cubic;
 pub mod gallop_vegas;

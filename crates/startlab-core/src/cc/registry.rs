@@ -522,8 +522,18 @@ impl ControllerFactory {
             return b.build();
         }
         if let Some((port, log)) = &self.shadow {
-            let model = build(&self.cc, &self.cc_params, &self.startup, &self.startup_params).expect("checked by factory()");
-            return Box::new(super::bpf::Shadow::new(model, port.controller(), log.clone()));
+            let model = build(
+                &self.cc,
+                &self.cc_params,
+                &self.startup,
+                &self.startup_params,
+            )
+            .expect("checked by factory()");
+            return Box::new(super::bpf::Shadow::new(
+                model,
+                port.controller(),
+                log.clone(),
+            ));
         }
         build(
             &self.cc,
@@ -544,11 +554,15 @@ impl ControllerFactory {
     /// to its eBPF controllers.
     pub fn resolved_params(&self) -> (serde_json::Value, Option<serde_json::Value>) {
         let name = self.cc.strip_prefix(super::bpf::PREFIX).unwrap_or(&self.cc);
-        let cc = CCS.iter().find(|e| e.name == name).expect("checked by factory()");
+        let cc = CCS
+            .iter()
+            .find(|e| e.name == name)
+            .expect("checked by factory()");
         let cc_params = (cc.resolve)(&self.cc_params).expect("checked by factory()");
-        let startup = STARTUPS.iter().find(|e| e.name == self.startup).map(|s| {
-            (s.resolve)(&self.startup_params).expect("checked by factory()")
-        });
+        let startup = STARTUPS
+            .iter()
+            .find(|e| e.name == self.startup)
+            .map(|s| (s.resolve)(&self.startup_params).expect("checked by factory()"));
         (cc_params, startup)
     }
     /// The loss recovery the controller uses by default (`recovery = "auto"` without SACK).
@@ -559,8 +573,15 @@ impl ControllerFactory {
     /// The same flow with every connection running the Rust model and startlab's eBPF port of
     /// it side by side (`cc::bpf::Shadow`): the model drives, the port is compared after every
     /// hook, and what was found accumulates in the returned log.
-    pub fn shadowed(&self) -> Result<(ControllerFactory, Arc<Mutex<super::bpf::Differences>>), BuildError> {
-        let port = super::bpf::factory(&format!("{}{}", super::bpf::PREFIX, self.cc), &self.cc_params, &self.startup, &self.startup_params)?;
+    pub fn shadowed(
+        &self,
+    ) -> Result<(ControllerFactory, Arc<Mutex<super::bpf::Differences>>), BuildError> {
+        let port = super::bpf::factory(
+            &format!("{}{}", super::bpf::PREFIX, self.cc),
+            &self.cc_params,
+            &self.startup,
+            &self.startup_params,
+        )?;
         let log = Arc::new(Mutex::new(super::bpf::Differences::default()));
         let mut f = self.clone();
         f.shadow = Some((port, log.clone()));

@@ -205,13 +205,34 @@ mod tests {
         let mut r = linux();
         // A stretch ACK of 6 segments: slow start to ssthresh 14 (4 used), 2 left over for
         // tcp_cong_avoid_ai at w = 14: the counter holds 2, cwnd stays 14.
-        r.cong_avoid(&mut t, &Ack { acked: 6, ack_seq: 6 }, Time::ZERO);
+        r.cong_avoid(
+            &mut t,
+            &Ack {
+                acked: 6,
+                ack_seq: 6,
+            },
+            Time::ZERO,
+        );
         assert_eq!((t.cwnd, r.cwnd_cnt), (14.0, 2));
         // 12 more segments make the counter 14 = w: cwnd 15, counter 0.
-        r.cong_avoid(&mut t, &Ack { acked: 12, ack_seq: 18 }, Time::ZERO);
+        r.cong_avoid(
+            &mut t,
+            &Ack {
+                acked: 12,
+                ack_seq: 18,
+            },
+            Time::ZERO,
+        );
         assert_eq!((t.cwnd, r.cwnd_cnt), (15.0, 0));
         // 31 segments at w = 15: two segments (30), one left in the counter.
-        r.cong_avoid(&mut t, &Ack { acked: 31, ack_seq: 49 }, Time::ZERO);
+        r.cong_avoid(
+            &mut t,
+            &Ack {
+                acked: 31,
+                ack_seq: 49,
+            },
+            Time::ZERO,
+        );
         assert_eq!((t.cwnd, r.cwnd_cnt), (17.0, 1));
         // tcp_reno_ssthresh: 17 >> 1 = 8 (not FlightSize).
         t.high_tx = 100;

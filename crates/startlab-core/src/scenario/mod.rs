@@ -236,17 +236,23 @@ fn linux_tcp() -> TcpSpec {
 }
 
 /// Under `stack = "linux"`, the controllers Linux has count as Linux counts, unless the flow
-/// says otherwise: `reno`/`newreno` as `tcp_reno_cong_avoid`, HyStart as `tcp_cubic.c`
-/// (CUBIC's default constants already are Linux's).
+/// says otherwise: `reno`/`newreno` as `tcp_reno_cong_avoid`, CUBIC and HyStart as
+/// `tcp_cubic.c` (CUBIC in jiffies of `tcp.hz`).
 fn linux_controller_defaults(
     cc: &str,
     cc_params: &mut crate::cc::params::Params,
     startup: &str,
     startup_params: &mut crate::cc::params::Params,
+    hz: u32,
 ) {
     let linux = || serde_json::Value::String("linux".into());
     if matches!(cc, "reno" | "newreno") {
         cc_params.entry("counting").or_insert_with(linux);
+    }
+    // tcp_cubic.c counts time in the kernel's jiffies (CUBIC's other defaults already are
+    // Linux's).
+    if cc == "cubic" {
+        cc_params.entry("hz").or_insert_with(|| hz.into());
     }
     if startup == "hystart" {
         startup_params.entry("variant").or_insert_with(linux);
@@ -928,7 +934,13 @@ fn resolve_flow(
         let mut cc_params = f.cc_params.clone().unwrap_or_default();
         let mut startup_params = f.startup_params.clone().unwrap_or_default();
         if s.tcp.stack == Some(StackText::Linux) {
-            linux_controller_defaults(&cc, &mut cc_params, &startup, &mut startup_params);
+            let hz = f
+                .tcp
+                .as_ref()
+                .and_then(|t| t.hz)
+                .or(s.tcp.hz)
+                .unwrap_or(250);
+            linux_controller_defaults(&cc, &mut cc_params, &startup, &mut startup_params, hz);
         }
         controller = Some(
             registry::factory(&cc, &cc_params, &startup, &startup_params)

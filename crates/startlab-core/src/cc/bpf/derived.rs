@@ -5,7 +5,12 @@ use serde_json::{Map, Value};
 
 /// The bytes of member `member` of `algorithm`'s configuration, if it is a derived value;
 /// `bytes` is the member's size.
-pub fn member(algorithm: &str, member: &str, params: &Map<String, Value>, bytes: usize) -> Result<Option<Vec<u8>>, String> {
+pub fn member(
+    algorithm: &str,
+    member: &str,
+    params: &Map<String, Value>,
+    bytes: usize,
+) -> Result<Option<Vec<u8>>, String> {
     let _ = (params, bytes);
     match (algorithm, member) {
         ("hstcp", "table") => hstcp_table(params, bytes).map(Some),
@@ -23,16 +28,24 @@ fn hstcp_table(params: &Map<String, Value>, bytes: usize) -> Result<Vec<u8>, Str
     use crate::cc::hstcp::{Hstcp, HstcpConfig};
     const ROW: usize = 24;
     if bytes % ROW != 0 || bytes / ROW < 2 {
-        return Err(format!("hstcp table of {bytes} bytes: expected rows of {ROW} bytes, at least 2"));
+        return Err(format!(
+            "hstcp table of {bytes} bytes: expected rows of {ROW} bytes, at least 2"
+        ));
     }
     let rows = bytes / ROW;
-    let config: HstcpConfig =
-        serde_json::from_value(Value::Object(params.clone())).map_err(|e| format!("hstcp parameters: {e}"))?;
+    let config: HstcpConfig = serde_json::from_value(Value::Object(params.clone()))
+        .map_err(|e| format!("hstcp parameters: {e}"))?;
     let (lw, hw) = (config.low_window, config.high_window);
     let h = Hstcp::new(config)?;
     let q = |x: f64, bits: i32, max: f64| (x * 2f64.powi(bits)).round().clamp(0.0, max) as u64;
     let mut ws: Vec<f64> = (0..rows)
-        .map(|i| if i + 1 == rows { hw } else { lw * (hw / lw).powf(i as f64 / (rows - 1) as f64) })
+        .map(|i| {
+            if i + 1 == rows {
+                hw
+            } else {
+                lw * (hw / lw).powf(i as f64 / (rows - 1) as f64)
+            }
+        })
         .collect();
     // The model holds a(w) at 1 just above low_window, where the formula is below it (RFC 3649
     // with the default parameters: up to w = 40.75): the row nearest to where the formula passes
@@ -41,7 +54,11 @@ fn hstcp_table(params: &Map<String, Value>, bytes: usize) -> Result<Vec<u8>, Str
     if h.increase(hi) > 1.0 {
         for _ in 0..100 {
             let mid = (lo * hi).sqrt();
-            if h.increase(mid) > 1.0 { hi = mid } else { lo = mid }
+            if h.increase(mid) > 1.0 {
+                hi = mid
+            } else {
+                lo = mid
+            }
         }
         let i = (0..rows)
             .min_by(|&i, &j| (ws[i] / lo).ln().abs().total_cmp(&(ws[j] / lo).ln().abs()))
@@ -69,7 +86,9 @@ mod tests {
     use super::*;
 
     fn rows(params: Value, n: usize) -> Vec<[u64; 3]> {
-        let bytes = member("hstcp", "table", params.as_object().unwrap(), n * 24).unwrap().unwrap();
+        let bytes = member("hstcp", "table", params.as_object().unwrap(), n * 24)
+            .unwrap()
+            .unwrap();
         bytes
             .chunks(24)
             .map(|r| [0, 1, 2].map(|k| u64::from_le_bytes(r[8 * k..8 * k + 8].try_into().unwrap())))
@@ -95,12 +114,28 @@ mod tests {
     #[test]
     fn hstcp_rows_follow_rfc_3649() {
         let t = rows(defaults(), 3);
-        assert!(close(t[0][0], 38.0, 16, 1e-4) && close(t[0][1], 1.0, 16, 1e-4) && close(t[0][2], 0.5, 32, 1e-9));
-        assert!(close(t[1][0], 1775.950, 16, 1e-3), "{}", t[1][0] as f64 / 65536.0);
-        assert!(close(t[1][1], 11.08514, 16, 1e-4), "{}", t[1][1] as f64 / 65536.0);
+        assert!(
+            close(t[0][0], 38.0, 16, 1e-4)
+                && close(t[0][1], 1.0, 16, 1e-4)
+                && close(t[0][2], 0.5, 32, 1e-9)
+        );
+        assert!(
+            close(t[1][0], 1775.950, 16, 1e-3),
+            "{}",
+            t[1][0] as f64 / 65536.0
+        );
+        assert!(
+            close(t[1][1], 11.08514, 16, 1e-4),
+            "{}",
+            t[1][1] as f64 / 65536.0
+        );
         assert!(close(t[1][2], 0.3, 32, 1e-9));
         assert!(close(t[2][0], 83000.0, 16, 1e-4));
-        assert!(close(t[2][1], 72.51579, 16, 1e-4), "{}", t[2][1] as f64 / 65536.0);
+        assert!(
+            close(t[2][1], 72.51579, 16, 1e-4),
+            "{}",
+            t[2][1] as f64 / 65536.0
+        );
         assert!(close(t[2][2], 0.1, 32, 1e-9));
     }
 
@@ -122,7 +157,11 @@ mod tests {
                 let f = (w - w0) / (w1 - w0);
                 let a = (r[0][1] as f64 + (r[1][1] as f64 - r[0][1] as f64) * f) / 65536.0;
                 let want = h.increase(w / 65536.0);
-                assert!((a / want - 1.0).abs() < 1e-3, "a({}) = {a}, model {want}", w / 65536.0);
+                assert!(
+                    (a / want - 1.0).abs() < 1e-3,
+                    "a({}) = {a}, model {want}",
+                    w / 65536.0
+                );
             }
         }
     }

@@ -42,18 +42,32 @@ impl Catalogue for SimulatorCatalogue {
             .map(|p| p.unit.to_string())
     }
 
-    fn derived(&self, algorithm: &str, member: &str, params: &Map<String, Value>, bytes: usize) -> Result<Option<Vec<u8>>, String> {
+    fn derived(
+        &self,
+        algorithm: &str,
+        member: &str,
+        params: &Map<String, Value>,
+        bytes: usize,
+    ) -> Result<Option<Vec<u8>>, String> {
         derived::member(algorithm, member, params, bytes)
     }
 
     fn simulator_name(&self, c: &str) -> String {
-        algorithms().into_iter().map(|a| a.name).find(|n| c_name(n) == c).unwrap_or(c).to_string()
+        algorithms()
+            .into_iter()
+            .map(|a| a.name)
+            .find(|n| c_name(n) == c)
+            .unwrap_or(c)
+            .to_string()
     }
 }
 
 /// The `.rodata` image that configures startlab's object for `spec`, or why it cannot run it.
 pub fn configure(spec: &ControllerSpec) -> Result<Vec<u8>, ConfigError> {
-    let controllers = Controllers::built().map_err(|e| ConfigError { field: "cc".into(), message: e })?;
+    let controllers = Controllers::built().map_err(|e| ConfigError {
+        field: "cc".into(),
+        message: e,
+    })?;
     controllers.configure(spec, &SimulatorCatalogue)
 }
 
@@ -65,7 +79,10 @@ fn load(key: &str, elf: &[u8]) -> Result<Arc<Loaded>, String> {
         return Ok(l.clone());
     }
     let loaded = Arc::new(Loaded::parse(elf)?);
-    cache.lock().unwrap().insert(key.to_string(), loaded.clone());
+    cache
+        .lock()
+        .unwrap()
+        .insert(key.to_string(), loaded.clone());
     Ok(loaded)
 }
 
@@ -88,28 +105,40 @@ impl fmt::Debug for BpfFactory {
 }
 
 fn refuse(field: &str, message: impl Into<String>) -> BuildError {
-    BuildError { field: field.into(), message: message.into() }
+    BuildError {
+        field: field.into(),
+        message: message.into(),
+    }
 }
 
 /// The factory of `cc` (`bpf:NAME` or `bpf:FILE.o`) with `startup` and the parameters.
-pub fn factory(cc: &str, cc_params: &Params, startup: &str, startup_params: &Params) -> Result<BpfFactory, BuildError> {
+pub fn factory(
+    cc: &str,
+    cc_params: &Params,
+    startup: &str,
+    startup_params: &Params,
+) -> Result<BpfFactory, BuildError> {
     let target = cc.strip_prefix(PREFIX).unwrap_or(cc);
     if target.ends_with(".o") || target.contains('/') {
         return user_factory(target, cc_params, startup);
     }
     // startlab's own object, configured for the Rust model's algorithm `target`.
-    if algorithms().iter().any(|a| a.name == target && a.role == Role::Startup) {
+    if algorithms()
+        .iter()
+        .any(|a| a.name == target && a.role == Role::Startup)
+    {
         return Err(refuse(
             "cc",
             format!("\"{target}\" is a start-up algorithm: run its port on a controller's, e.g. cc = \"bpf:newreno\", startup = \"{target}\""),
         ));
     }
-    let resolved = super::registry::resolve_params(target, cc_params, startup, startup_params).map_err(|mut e| {
-        if e.field == "cc" {
-            e.message = format!("\"{cc}\": {}", e.message);
-        }
-        e
-    })?;
+    let resolved = super::registry::resolve_params(target, cc_params, startup, startup_params)
+        .map_err(|mut e| {
+            if e.field == "cc" {
+                e.message = format!("\"{cc}\": {}", e.message);
+            }
+            e
+        })?;
     let spec = ControllerSpec {
         cc: target.to_string(),
         cc_params: resolved.0,
@@ -120,11 +149,28 @@ pub fn factory(cc: &str, cc_params: &Params, startup: &str, startup_params: &Par
         initial_window: 0,
     };
     let controllers = Controllers::built().map_err(|e| refuse("cc", e))?;
-    let rodata = controllers.configure(&spec, &SimulatorCatalogue).map_err(|e| refuse(&e.field, e.message))?;
+    let rodata = controllers
+        .configure(&spec, &SimulatorCatalogue)
+        .map_err(|e| refuse(&e.field, e.message))?;
     let loaded = load("startlab", controllers.elf).map_err(|e| refuse("cc", e))?;
-    let data: Vec<Vec<u8>> = loaded.data.iter().map(|d| if d.name == ".rodata" { rodata.clone() } else { d.bytes.clone() }).collect();
+    let data: Vec<Vec<u8>> = loaded
+        .data
+        .iter()
+        .map(|d| {
+            if d.name == ".rodata" {
+                rodata.clone()
+            } else {
+                d.bytes.clone()
+            }
+        })
+        .collect();
     let code = Vm::specialized(&loaded, &data);
-    Ok(BpfFactory { loaded, data, code, hz: 1000 })
+    Ok(BpfFactory {
+        loaded,
+        data,
+        code,
+        hz: 1000,
+    })
 }
 
 /// A user's object: loaded from `path`, each parameter written into the `.rodata` variable of
@@ -133,21 +179,38 @@ fn user_factory(path: &str, cc_params: &Params, startup: &str) -> Result<BpfFact
     if startup != super::registry::DEFAULT_STARTUP {
         return Err(refuse("startup", "a user's eBPF object is a whole controller; its start-up is its own (leave startup out)"));
     }
-    let elf = startlab_bpf::elf::read_object(path).map_err(|e| refuse("cc", format!("{PREFIX}{path}: {e}")))?;
-    let loaded = load(&format!("file:{path}:{}", elf.len()), &elf).map_err(|e| refuse("cc", format!("{path}: {e}")))?;
+    let elf = startlab_bpf::elf::read_object(path)
+        .map_err(|e| refuse("cc", format!("{PREFIX}{path}: {e}")))?;
+    let loaded = load(&format!("file:{path}:{}", elf.len()), &elf)
+        .map_err(|e| refuse("cc", format!("{path}: {e}")))?;
     let mut data: Vec<Vec<u8>> = loaded.data.iter().map(|d| d.bytes.clone()).collect();
     let mut hz = 1000;
     for (name, value) in cc_params {
         if name == "hz" {
-            hz = value.as_u64().filter(|h| (1..=10_000).contains(h)).ok_or_else(|| refuse("cc_params.hz", format!("{value}: ticks per second, 1 to 10000")))?;
+            hz = value
+                .as_u64()
+                .filter(|h| (1..=10_000).contains(h))
+                .ok_or_else(|| {
+                    refuse(
+                        "cc_params.hz",
+                        format!("{value}: ticks per second, 1 to 10000"),
+                    )
+                })?;
             continue;
         }
-        let (i, bytes) = startlab_bpf::config::encode_variable(&loaded.btf, &loaded.data, name, value).map_err(|e| refuse(&format!("cc_params.{name}"), e))?;
+        let (i, bytes) =
+            startlab_bpf::config::encode_variable(&loaded.btf, &loaded.data, name, value)
+                .map_err(|e| refuse(&format!("cc_params.{name}"), e))?;
         let (off, image) = bytes;
         data[i][off..off + image.len()].copy_from_slice(&image);
     }
     let code = Vm::specialized(&loaded, &data);
-    Ok(BpfFactory { loaded, data, code, hz })
+    Ok(BpfFactory {
+        loaded,
+        data,
+        code,
+        hz,
+    })
 }
 
 impl BpfFactory {
@@ -159,9 +222,24 @@ impl BpfFactory {
     pub fn controller(&self) -> BpfController {
         let mut vm = Vm::with_code(self.loaded.clone(), self.data.clone(), self.code.clone());
         vm.hz = self.hz;
-        let hooks = ["init", "ssthresh", "cong_avoid", "set_state", "cwnd_event", "pkts_acked", "undo_cwnd", "cong_control"]
-            .map(|h| self.loaded.hooks.get(h).copied());
-        BpfController { vm, startup: true, failed: None, phase: None, hooks }
+        let hooks = [
+            "init",
+            "ssthresh",
+            "cong_avoid",
+            "set_state",
+            "cwnd_event",
+            "pkts_acked",
+            "undo_cwnd",
+            "cong_control",
+        ]
+        .map(|h| self.loaded.hooks.get(h).copied());
+        BpfController {
+            vm,
+            startup: true,
+            failed: None,
+            phase: None,
+            hooks,
+        }
     }
 }
 
@@ -222,25 +300,57 @@ impl BpfController {
         let sk = self.vm.sock();
         let put = layout::put;
         put(sk, f.snd_cwnd, cwnd.min(u32::MAX as u64));
-        put(sk, f.snd_ssthresh, if tcb.ssthresh.is_finite() { (tcb.ssthresh.max(0.0) as u64).min(INFINITE_SSTHRESH) } else { INFINITE_SSTHRESH });
+        put(
+            sk,
+            f.snd_ssthresh,
+            if tcb.ssthresh.is_finite() {
+                (tcb.ssthresh.max(0.0) as u64).min(INFINITE_SSTHRESH)
+            } else {
+                INFINITE_SSTHRESH
+            },
+        );
         put(sk, f.snd_cwnd_clamp, u32::MAX as u64);
         put(sk, f.prior_cwnd, tcb.prior_cwnd.max(0.0) as u64);
         put(sk, f.mss_cache, mss);
-        put(sk, f.srtt_us, tcb.srtt.map_or(0, |d| d.as_nanos() / 1000 * 8));
-        put(sk, f.min_rtt_us, tcb.min_rtt.map_or(u32::MAX as u64, |d| d.as_nanos() / 1000));
+        put(
+            sk,
+            f.srtt_us,
+            tcb.srtt.map_or(0, |d| d.as_nanos() / 1000 * 8),
+        );
+        put(
+            sk,
+            f.min_rtt_us,
+            tcb.min_rtt.map_or(u32::MAX as u64, |d| d.as_nanos() / 1000),
+        );
         put(sk, f.snd_una, (tcb.snd_una as u64 * mss) & 0xffff_ffff);
         put(sk, f.snd_nxt, (tcb.high_tx as u64 * mss) & 0xffff_ffff);
         put(sk, f.packets_out, flight);
         // Linux's in-flight estimate is packets_out - (sacked_out + lost_out) + retrans_out.
-        put(sk, f.sacked_out, flight.saturating_sub(tcb.in_flight as u64));
-        put(sk, f.max_packets_out, if tcb.cwnd_limited { cwnd } else { 0 });
+        put(
+            sk,
+            f.sacked_out,
+            flight.saturating_sub(tcb.in_flight as u64),
+        );
+        put(
+            sk,
+            f.max_packets_out,
+            if tcb.cwnd_limited { cwnd } else { 0 },
+        );
         put(sk, f.is_cwnd_limited, tcb.cwnd_limited as u64);
         put(sk, f.delivered, tcb.delivered & 0xffff_ffff);
         put(sk, f.tcp_mstamp, now.as_nanos() / 1000);
         put(sk, f.tcp_clock_cache, now.as_nanos());
-        put(sk, f.snd_wnd, (tcb.rwnd as u64).saturating_mul(mss).min(u32::MAX as u64));
+        put(
+            sk,
+            f.snd_wnd,
+            (tcb.rwnd as u64).saturating_mul(mss).min(u32::MAX as u64),
+        );
         // A reduction may still be undone while the sender recovers (tcp_sock.undo_marker).
-        put(sk, f.undo_marker, matches!(tcb.ca_state, CaState::Recovery | CaState::Loss) as u64);
+        put(
+            sk,
+            f.undo_marker,
+            matches!(tcb.ca_state, CaState::Recovery | CaState::Loss) as u64,
+        );
         put(sk, f.sack_ok, 1);
         put(sk, f.ca_state, ca_state(tcb.ca_state));
     }
@@ -254,13 +364,21 @@ impl BpfController {
             tcb.cwnd = cwnd.max(1.0);
         }
         let ssthresh = layout::get(self.vm.sock(), f.snd_ssthresh);
-        tcb.ssthresh = if ssthresh >= INFINITE_SSTHRESH { f64::INFINITY } else { ssthresh as f64 };
+        tcb.ssthresh = if ssthresh >= INFINITE_SSTHRESH {
+            f64::INFINITY
+        } else {
+            ssthresh as f64
+        };
         for record in self.vm.events.drain(..) {
-            let Some(e) = Event::decode(&record) else { continue };
+            let Some(e) = Event::decode(&record) else {
+                continue;
+            };
             match e.kind {
                 KIND_EXIT => {
                     self.startup = false;
-                    if !matches!(e.reason.as_str(), "threshold" | "loss" | "timeout") && !e.reason.is_empty() {
+                    if !matches!(e.reason.as_str(), "threshold" | "loss" | "timeout")
+                        && !e.reason.is_empty()
+                    {
                         tcb.exit_reason_hint = Some(ExitReason::Detector(intern(&e.reason)));
                     }
                 }
@@ -324,7 +442,10 @@ impl BpfController {
     pub fn exact_cwnd(&mut self) -> f64 {
         let cwnd = layout::get(self.vm.sock(), layout::sock().snd_cwnd);
         match self.vm.storage("flows") {
-            Some(b) if b.len() >= 8 && u32::from_le_bytes(b[0..4].try_into().unwrap()) as u64 == cwnd => {
+            Some(b)
+                if b.len() >= 8
+                    && u32::from_le_bytes(b[0..4].try_into().unwrap()) as u64 == cwnd =>
+            {
                 cwnd as f64 + u32::from_le_bytes(b[4..8].try_into().unwrap()) as f64 / 65536.0
             }
             _ => cwnd as f64,
@@ -406,8 +527,19 @@ impl fmt::Debug for Shadow {
 }
 
 impl Shadow {
-    pub fn new(model: Box<dyn CongestionControl>, port: BpfController, log: Arc<Mutex<Differences>>) -> Shadow {
-        Shadow { model, port, log, model_started: true, port_started: true, last_cwnd: f64::NAN }
+    pub fn new(
+        model: Box<dyn CongestionControl>,
+        port: BpfController,
+        log: Arc<Mutex<Differences>>,
+    ) -> Shadow {
+        Shadow {
+            model,
+            port,
+            log,
+            model_started: true,
+            port_started: true,
+            last_cwnd: f64::NAN,
+        }
     }
 
     /// Runs `hook` on both: the model on `tcb`, the port on a copy taken before; compares
@@ -422,7 +554,9 @@ impl Shadow {
     ) -> R {
         // The same inputs for both, at Linux's resolution, which is all a port ever sees: RTTs
         // (and the clock, see `at`) in whole microseconds.
-        let us = |d: Option<crate::time::Duration>| d.map(|d| crate::time::Duration::from_nanos(d.as_nanos() / 1000 * 1000));
+        let us = |d: Option<crate::time::Duration>| {
+            d.map(|d| crate::time::Duration::from_nanos(d.as_nanos() / 1000 * 1000))
+        };
         let (cwnd_before, ssthresh_before) = (tcb.cwnd, tcb.ssthresh);
         tcb.srtt = us(tcb.srtt);
         tcb.min_rtt = us(tcb.min_rtt);
@@ -432,7 +566,8 @@ impl Shadow {
         let hint_before = tcb.exit_reason_hint;
         // The sender set cwnd, or the two straddle a whole segment (the port would read the
         // model's whole cwnd as a change from outside): the port is given the model's window.
-        if tcb.cwnd != self.last_cwnd || tcb.cwnd.max(1.0).floor() != self.port.exact_cwnd().floor() {
+        if tcb.cwnd != self.last_cwnd || tcb.cwnd.max(1.0).floor() != self.port.exact_cwnd().floor()
+        {
             self.port.sync_cwnd(tcb.cwnd);
         }
         let port_before = self.port.exact_cwnd();
@@ -453,7 +588,8 @@ impl Shadow {
         let gap = (port_cwnd - tcb.cwnd).abs();
         log.max_cwnd_gap = log.max_cwnd_gap.max(gap);
         log.max_cwnd_gap_relative = log.max_cwnd_gap_relative.max(gap / tcb.cwnd.max(1.0));
-        let mut agrees = whole == tcb.cwnd.max(1.0).floor() || gap <= CWND_TOLERANCE * tcb.cwnd.max(1.0);
+        let mut agrees =
+            whole == tcb.cwnd.max(1.0).floor() || gap <= CWND_TOLERANCE * tcb.cwnd.max(1.0);
         // Linux's ssthresh is whole segments: where the model's slow start ends at a fractional
         // ssthresh S + f, a port without a fraction of its own ends at S, up to f below. That
         // ACK is accepted, and the port given the model's window after it.
@@ -493,16 +629,32 @@ impl Shadow {
         if !agrees {
             log.misses += 1;
             if log.first_miss.is_none() {
-                log.first_miss = Some(format!("hook {} ({hook}): model cwnd {:.5}, port {:.5}, state {:?}", log.hooks, tcb.cwnd, port_cwnd, tcb.ca_state));
+                log.first_miss = Some(format!(
+                    "hook {} ({hook}): model cwnd {:.5}, port {:.5}, state {:?}",
+                    log.hooks, tcb.cwnd, port_cwnd, tcb.ca_state
+                ));
             }
         }
-        let whole_ss = |x: f64| if x.is_finite() { x.floor().min(INFINITE_SSTHRESH as f64) } else { INFINITE_SSTHRESH as f64 };
-        let (model_ss, port_ss) = if compare_returned { (whole_ss(r.into()), whole_ss(p.into())) } else { (whole_ss(tcb.ssthresh), whole_ss(copy.ssthresh)) };
+        let whole_ss = |x: f64| {
+            if x.is_finite() {
+                x.floor().min(INFINITE_SSTHRESH as f64)
+            } else {
+                INFINITE_SSTHRESH as f64
+            }
+        };
+        let (model_ss, port_ss) = if compare_returned {
+            (whole_ss(r.into()), whole_ss(p.into()))
+        } else {
+            (whole_ss(tcb.ssthresh), whole_ss(copy.ssthresh))
+        };
         let ss_gap = (model_ss - port_ss).abs();
         if hook != "undo_cwnd" && ss_gap > log.max_ssthresh_gap {
             log.max_ssthresh_gap = ss_gap;
             if ss_gap > 1.0 && log.first_miss.is_none() {
-                log.first_miss = Some(format!("hook {} ({hook}): model ssthresh {model_ss}, port {port_ss}", log.hooks));
+                log.first_miss = Some(format!(
+                    "hook {} ({hook}): model ssthresh {model_ss}, port {port_ss}",
+                    log.hooks
+                ));
             }
         }
         self.last_cwnd = tcb.cwnd;
@@ -510,12 +662,19 @@ impl Shadow {
         let n = log.hooks;
         if self.model_started && !self.model.in_startup(tcb) {
             self.model_started = false;
-            let hint = tcb.exit_reason_hint.or(hint_before).map(|h| h.to_string()).unwrap_or_default();
+            let hint = tcb
+                .exit_reason_hint
+                .or(hint_before)
+                .map(|h| h.to_string())
+                .unwrap_or_default();
             log.model_exit = Some((n, tcb.cwnd, hint));
         }
         if self.port_started && !self.port.in_startup(&copy) {
             self.port_started = false;
-            let hint = copy.exit_reason_hint.map(|h| h.to_string()).unwrap_or_default();
+            let hint = copy
+                .exit_reason_hint
+                .map(|h| h.to_string())
+                .unwrap_or_default();
             log.port_exit = Some((n, port_cwnd, hint));
         }
         r
@@ -524,28 +683,102 @@ impl Shadow {
 
 impl CongestionControl for Shadow {
     fn init(&mut self, tcb: &mut Tcb, now: Time) {
-        self.both(tcb, "init", |m, t| { m.init(t, at(now)); 0.0 }, |p, t| { p.init(t, at(now)); 0.0 }, false);
+        self.both(
+            tcb,
+            "init",
+            |m, t| {
+                m.init(t, at(now));
+                0.0
+            },
+            |p, t| {
+                p.init(t, at(now));
+                0.0
+            },
+            false,
+        );
     }
     fn ssthresh(&mut self, tcb: &mut Tcb, now: Time) -> f64 {
-        self.both(tcb, "ssthresh", |m, t| m.ssthresh(t, at(now)), |p, t| p.ssthresh(t, at(now)), true)
+        self.both(
+            tcb,
+            "ssthresh",
+            |m, t| m.ssthresh(t, at(now)),
+            |p, t| p.ssthresh(t, at(now)),
+            true,
+        )
     }
     fn cong_avoid(&mut self, tcb: &mut Tcb, ack: &Ack, now: Time) {
-        self.both(tcb, "cong_avoid", |m, t| { m.cong_avoid(t, ack, at(now)); 0.0 }, |p, t| { p.cong_avoid(t, ack, at(now)); 0.0 }, false);
+        self.both(
+            tcb,
+            "cong_avoid",
+            |m, t| {
+                m.cong_avoid(t, ack, at(now));
+                0.0
+            },
+            |p, t| {
+                p.cong_avoid(t, ack, at(now));
+                0.0
+            },
+            false,
+        );
     }
     fn set_state(&mut self, tcb: &mut Tcb, state: CaState, now: Time) {
-        self.both(tcb, "set_state", |m, t| { m.set_state(t, state, at(now)); 0.0 }, |p, t| { p.set_state(t, state, at(now)); 0.0 }, false);
+        self.both(
+            tcb,
+            "set_state",
+            |m, t| {
+                m.set_state(t, state, at(now));
+                0.0
+            },
+            |p, t| {
+                p.set_state(t, state, at(now));
+                0.0
+            },
+            false,
+        );
     }
     fn cwnd_event(&mut self, tcb: &mut Tcb, event: CwndEvent, now: Time) {
-        self.both(tcb, "cwnd_event", |m, t| { m.cwnd_event(t, event, at(now)); 0.0 }, |p, t| { p.cwnd_event(t, event, at(now)); 0.0 }, false);
+        self.both(
+            tcb,
+            "cwnd_event",
+            |m, t| {
+                m.cwnd_event(t, event, at(now));
+                0.0
+            },
+            |p, t| {
+                p.cwnd_event(t, event, at(now));
+                0.0
+            },
+            false,
+        );
     }
     fn pkts_acked(&mut self, tcb: &mut Tcb, sample: &AckSample, now: Time) {
         let mut sample = *sample;
-        sample.rtt = sample.rtt.map(|d| crate::time::Duration::from_nanos(d.as_nanos() / 1000 * 1000));
+        sample.rtt = sample
+            .rtt
+            .map(|d| crate::time::Duration::from_nanos(d.as_nanos() / 1000 * 1000));
         let sample = &sample;
-        self.both(tcb, "pkts_acked", |m, t| { m.pkts_acked(t, sample, at(now)); 0.0 }, |p, t| { p.pkts_acked(t, sample, at(now)); 0.0 }, false);
+        self.both(
+            tcb,
+            "pkts_acked",
+            |m, t| {
+                m.pkts_acked(t, sample, at(now));
+                0.0
+            },
+            |p, t| {
+                p.pkts_acked(t, sample, at(now));
+                0.0
+            },
+            false,
+        );
     }
     fn undo_cwnd(&mut self, tcb: &mut Tcb) -> f64 {
-        self.both(tcb, "undo_cwnd", |m, t| m.undo_cwnd(t), |p, t| p.undo_cwnd(t), true)
+        self.both(
+            tcb,
+            "undo_cwnd",
+            |m, t| m.undo_cwnd(t),
+            |p, t| p.undo_cwnd(t),
+            true,
+        )
     }
     fn in_startup(&self, tcb: &Tcb) -> bool {
         self.model.in_startup(tcb)
