@@ -230,6 +230,34 @@ def test_every_built_in_controller_runs_and_reports_its_exit(
 
 
 @pytest.mark.kernel
+def test_hystart_flows_sharing_a_namespace_each_get_their_detector(
+    tmp_path: Path, kernel_world: None
+) -> None:
+    # Two HyStart flows from one sender: the namespace's counters count both flows' detections;
+    # the readings taken every 5 ms through the run name the first flow's own (the second
+    # starts into a loaded path and may also end by a loss).
+    path = scenario(
+        tmp_path / "shared.toml",
+        [{"pair": 0, **HYSTART}, {"pair": 0, "start": "1s", **HYSTART}],
+        topology={
+            "kind": "dumbbell",
+            "bottleneck": {
+                "rate": "100Mbps",
+                "delay": "19ms",
+                "queue": {"kind": "droptail", "limit": "1BDP"},
+            },
+            "access": {"rate": "1Gbps", "delay": "0.5ms"},
+        },
+    )
+    result = startlab.kernel.run(path)
+    flows = result.flows.sort("flow")
+    assert flows["src"].to_list() == [flows["src"][0]] * 2
+    reasons = flows["ss_exit_reason"].to_list()
+    assert reasons[0] in {"hystart-train", "hystart-delay"}, reasons
+    assert reasons[1] in {"hystart-train", "hystart-delay", "loss", "timeout"}, reasons
+
+
+@pytest.mark.kernel
 def test_linux_pacing_is_switched_on_when_the_scenario_asks_for_it(
     tmp_path: Path, kernel_world: None
 ) -> None:

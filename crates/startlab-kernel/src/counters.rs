@@ -1,9 +1,12 @@
 //! A namespace's TCP counters (`/proc/net/netstat`, what `nstat` shows), read from inside it.
 
-use crate::series::HystartCounts;
-use crate::traffic::{enter, Host};
+use crate::series::{CounterReading, HystartCounts};
+use crate::traffic::{aborted, enter, monotonic_ns, Host};
 use std::collections::BTreeMap;
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 
 /// `/proc/net/netstat` as `"TcpExt.TCPHystartTrainDetect" -> value`: each group is a line of
 /// names and a line of values with the same prefix.
@@ -47,16 +50,80 @@ pub fn hystart_between(
     before: &BTreeMap<String, u64>,
     after: &BTreeMap<String, u64>,
 ) -> HystartCounts {
-    let delta = |k: &str| {
-        after
-            .get(k)
-            .copied()
-            .unwrap_or(0)
-            .saturating_sub(before.get(k).copied().unwrap_or(0))
-    };
+    let (before, after) = (hystart_counts(before), hystart_counts(after));
     HystartCounts {
-        train: delta("TcpExt.TCPHystartTrainDetect"),
-        delay: delta("TcpExt.TCPHystartDelayDetect"),
+        train: after.train.saturating_sub(before.train),
+        delay: after.delay.saturating_sub(before.delay),
+    }
+}
+
+/// HyStart's counters in a map of `/proc/net/netstat`.
+fn hystart_counts(m: &BTreeMap<String, u64>) -> HystartCounts {
+    let get = |k: &str| m.get(k).copied().unwrap_or(0);
+    HystartCounts {
+        train: get("TcpExt.TCPHystartTrainDetect"),
+        delay: get("TcpExt.TCPHystartDelayDetect"),
+    }
+}
+
+/// Reads a namespace's HyStart counters every `period_ns` until finished, from a thread that
+/// entered it: a namespace several flows share counts all their detections together, and the
+/// readings around one flow's exit tell its detector (`series::HystartEvidence::Readings`).
+/// A reading costs one read of `/proc/thread-self/net/netstat` (tens of microseconds).
+/// Dropped without `finish` (a run that failed), it stops its thread all the same, so that
+/// nothing holds the namespace.
+pub struct CounterSampler {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<io::Result<Vec<CounterReading>>>>,
+}
+
+impl CounterSampler {
+    pub fn start(host: &Host, period_ns: u64) -> CounterSampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let host = host.clone();
+        let stopped = stop.clone();
+        let thread = std::thread::spawn(move || -> io::Result<Vec<CounterReading>> {
+            enter(&host)?;
+            let mut readings = Vec::new();
+            loop {
+                // One more reading after the stop, so that the last exit has one after it.
+                let last = stopped.load(Ordering::Relaxed) || aborted();
+                let from_ns = monotonic_ns();
+                let text = std::fs::read_to_string("/proc/thread-self/net/netstat")?;
+                let to_ns = monotonic_ns();
+                readings.push(CounterReading {
+                    from_ns,
+                    to_ns,
+                    counts: hystart_counts(&parse_netstat(&text)),
+                });
+                if last {
+                    return Ok(readings);
+                }
+                std::thread::sleep(std::time::Duration::from_nanos(period_ns));
+            }
+        });
+        CounterSampler {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops the readings and returns them in time order.
+    pub fn finish(mut self) -> io::Result<Vec<CounterReading>> {
+        self.stop.store(true, Ordering::Relaxed);
+        let thread = self.thread.take().expect("finished once");
+        thread
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the counter thread panicked")))
+    }
+}
+
+impl Drop for CounterSampler {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 

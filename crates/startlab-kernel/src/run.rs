@@ -10,10 +10,10 @@
 //! removed when this function returns, whether it succeeds, fails or is interrupted.
 
 use crate::bpf::Registered;
-use crate::counters::{hystart_between, netstat};
+use crate::counters::{hystart_between, netstat, CounterSampler};
 use crate::guard::{RunLock, LOCK_FILE};
 use crate::plan::{bpf_name, plan, HostTcp, KernelPlan};
-use crate::series::HystartCounts;
+use crate::series::{CounterReading, HystartEvidence};
 use crate::tables::{tables, RunFacts};
 use crate::testbed;
 use crate::trace::{self, Tracefs, Tracer};
@@ -351,6 +351,19 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
         .iter()
         .filter_map(|&src| netstat(&host(src).host).ok().map(|c| (src, c)))
         .collect();
+    // A namespace several flows of the kernel's cubic share is read every 5 ms through the run,
+    // so that each flow's HyStart exit is matched with the counts around it.
+    let mut shared: Vec<&str> = plan
+        .connections
+        .iter()
+        .filter(|c| c.cc == "cubic" && !alone.contains(&c.src.as_str()))
+        .map(|c| c.src.as_str())
+        .collect();
+    shared.dedup();
+    let samplers: Vec<(&str, CounterSampler)> = shared
+        .iter()
+        .map(|&src| (src, CounterSampler::start(&host(src).host, 5_000_000)))
+        .collect();
     let t0 = monotonic_ns() + LEAD_NS;
     let recorder = Recorder::new(s.measure.clone(), s.network.links.len(), s.end());
     let emulator = Emulator::start(
@@ -429,6 +442,10 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
     let senders: Vec<(std::net::Ipv4Addr, u16)> =
         jobs.iter().map(|j| (j.src.addr, j.src_port)).collect();
     sleep_until(t0 + s.duration.as_nanos());
+    let readings: BTreeMap<&str, Vec<CounterReading>> = samplers
+        .into_iter()
+        .filter_map(|(src, sampler)| sampler.finish().ok().map(|r| (src, r)))
+        .collect();
     let emulated = emulator.finish().map_err(failed("link emulator"))?;
     let records = tracer.records().map_err(failed("trace"))?;
     let bpf_events: Vec<startlab_bpf::events::Event> =
@@ -464,13 +481,18 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
             "the link emulator stopped: {e}"
         )));
     }
-    let hystart: Vec<Option<HystartCounts>> = plan
+    let hystart: Vec<HystartEvidence> = plan
         .connections
         .iter()
         .map(|c| {
-            let before = counters_before.get(c.src.as_str())?;
-            let after = netstat(&host(&c.src).host).ok()?;
-            Some(hystart_between(before, &after))
+            if let Some(r) = readings.get(c.src.as_str()) {
+                return HystartEvidence::Readings(r);
+            }
+            let run = counters_before.get(c.src.as_str()).and_then(|before| {
+                let after = netstat(&host(&c.src).host).ok()?;
+                Some(hystart_between(before, &after))
+            });
+            run.map_or(HystartEvidence::None, HystartEvidence::Run)
         })
         .collect();
     drop(bed);
@@ -511,7 +533,7 @@ fn assemble(
     udp: &[UdpOutcome],
     senders: &[(std::net::Ipv4Addr, u16)],
     t0: u64,
-    hystart: &[Option<HystartCounts>],
+    hystart: &[HystartEvidence],
     records: &trace::Records,
     bpf_events: &[startlab_bpf::events::Event],
     emulated: EmulatorReport,

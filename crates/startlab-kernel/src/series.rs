@@ -34,6 +34,47 @@ pub struct HystartCounts {
     pub delay: u64,
 }
 
+/// One reading of a namespace's HyStart counters (cumulative), taken between `from_ns` and
+/// `to_ns` on the monotonic clock.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct CounterReading {
+    pub from_ns: u64,
+    pub to_ns: u64,
+    pub counts: HystartCounts,
+}
+
+/// What tells which of HyStart's detectors ended a flow's slow start.
+#[derive(Copy, Clone, Debug, Default)]
+pub enum HystartEvidence<'a> {
+    /// Nothing (the namespace's counters could not be read).
+    #[default]
+    None,
+    /// The detections over the whole run of a namespace where the flow is alone.
+    Run(HystartCounts),
+    /// Readings of a namespace shared with other flows, in time order: the detections between
+    /// the last reading before the exit and the first after it are the exit's.
+    Readings(&'a [CounterReading]),
+}
+
+impl HystartEvidence<'_> {
+    /// The detections counted around the ACK that ended slow start, which the kernel processed
+    /// some instant between `from_ns` and `to_ns`.
+    fn around(&self, from_ns: u64, to_ns: u64) -> Option<HystartCounts> {
+        match *self {
+            HystartEvidence::None => None,
+            HystartEvidence::Run(c) => Some(c),
+            HystartEvidence::Readings(r) => {
+                let earlier = r.iter().rev().find(|x| x.to_ns <= from_ns)?;
+                let later = r.iter().find(|x| x.from_ns >= to_ns)?;
+                Some(HystartCounts {
+                    train: later.counts.train.saturating_sub(earlier.counts.train),
+                    delay: later.counts.delay.saturating_sub(earlier.counts.delay),
+                })
+            }
+        }
+    }
+}
+
 /// The end of a flow's first slow start, as the kernel ran it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelExit {
@@ -56,11 +97,11 @@ fn state_at(states: &[CongStateRecord], t: u64) -> u8 {
 }
 
 /// The first slow-start exit of one flow: `probes` and `states` are that flow's records in
-/// time order; `hystart` the detections counted in its namespace, if it is alone there.
+/// time order; `hystart` the namespace's counts of HyStart's detections.
 pub fn slow_start_exit(
     probes: &[ProbeRecord],
     states: &[CongStateRecord],
-    hystart: Option<HystartCounts>,
+    hystart: HystartEvidence<'_>,
 ) -> Option<KernelExit> {
     let i = probes.iter().position(|p| p.ssthresh < INFINITE_SSTHRESH)?;
     // A record shows what the previous ACK left: slow start ended while that ACK was processed.
@@ -89,7 +130,7 @@ pub fn slow_start_exit(
         _ => {
             // HyStart sets ssthresh = cwnd and leaves cwnd as it is (tcp_cubic.c,
             // hystart_update): the new ssthresh is the exit window.
-            let reason = match hystart {
+            let reason = match hystart.around(before.time_ns, after.time_ns) {
                 Some(HystartCounts { train, delay }) if train > 0 && delay == 0 => "hystart-train",
                 Some(HystartCounts { train, delay }) if delay > 0 && train == 0 => "hystart-delay",
                 _ => "hystart",
@@ -193,22 +234,64 @@ mod tests {
             probe(11, 110, INF),
             probe(12, 112, 112),
         ];
-        let train = Some(HystartCounts { train: 1, delay: 0 });
+        let train = HystartEvidence::Run(HystartCounts { train: 1, delay: 0 });
         let e = slow_start_exit(&probes, &[], train).unwrap();
         assert_eq!(
             (e.time_ns, e.cwnd, e.reason.as_str()),
             (11_000_000, 112.0, "hystart-train")
         );
-        let delay = Some(HystartCounts { train: 0, delay: 2 });
+        let delay = HystartEvidence::Run(HystartCounts { train: 0, delay: 2 });
         assert_eq!(
             slow_start_exit(&probes, &[], delay).unwrap().reason,
             "hystart-delay"
         );
-        // Several flows in one namespace: the counters cannot say which.
+        // No counters: a HyStart exit, detector unknown.
         assert_eq!(
-            slow_start_exit(&probes, &[], None).unwrap().reason,
+            slow_start_exit(&probes, &[], HystartEvidence::None)
+                .unwrap()
+                .reason,
             "hystart"
         );
+    }
+
+    /// Several flows in one namespace: the readings around the exit (the ACK processed between
+    /// 11 and 12 ms) tell its detector, whatever the other flows' detections did before or after.
+    #[test]
+    fn a_shared_namespace_names_the_detector_from_the_readings_around_the_exit() {
+        let probes = [
+            probe(10, 100, INF),
+            probe(11, 110, INF),
+            probe(12, 112, 112),
+        ];
+        let reading = |from_us: u64, train, delay| CounterReading {
+            from_ns: from_us * 1000,
+            to_ns: from_us * 1000 + 50,
+            counts: HystartCounts { train, delay },
+        };
+        // Another flow's delay detection at 5 ms, this flow's train detection between the
+        // readings at 10.5 and 12.5 ms, another delay detection at 20 ms.
+        let readings = [
+            reading(4_000, 0, 0),
+            reading(6_000, 0, 1),
+            reading(10_500, 0, 1),
+            reading(12_500, 1, 1),
+            reading(21_000, 1, 2),
+        ];
+        let e = slow_start_exit(&probes, &[], HystartEvidence::Readings(&readings)).unwrap();
+        assert_eq!(e.reason, "hystart-train");
+        // A reading taken while the ACK may have been processed (11.5 ms) does not bound it:
+        // the bounds are the readings at 10.5 and 12.5 ms either way.
+        let mut with_inside = readings.to_vec();
+        with_inside.insert(3, reading(11_500, 1, 1));
+        let e = slow_start_exit(&probes, &[], HystartEvidence::Readings(&with_inside)).unwrap();
+        assert_eq!(e.reason, "hystart-train");
+        // Both detectors fired between the bounds (two flows at once): unknown.
+        let both = [reading(10_500, 0, 0), reading(12_500, 1, 1)];
+        let e = slow_start_exit(&probes, &[], HystartEvidence::Readings(&both)).unwrap();
+        assert_eq!(e.reason, "hystart");
+        // No reading after the exit (the sampler stopped): unknown.
+        let e = slow_start_exit(&probes, &[], HystartEvidence::Readings(&readings[..3])).unwrap();
+        assert_eq!(e.reason, "hystart");
     }
 
     #[test]
@@ -220,17 +303,19 @@ mod tests {
             probe(13, 180, 150),
         ];
         let states = [state(12, ca_state::DISORDER), state(12, ca_state::RECOVERY)];
-        let e = slow_start_exit(&probes, &states, None).unwrap();
+        let e = slow_start_exit(&probes, &states, HystartEvidence::None).unwrap();
         assert_eq!(
             (e.time_ns, e.cwnd, e.reason.as_str()),
             (12_000_000, 200.0, "loss")
         );
         let states = [state(12, ca_state::LOSS)];
         assert_eq!(
-            slow_start_exit(&probes, &states, None).unwrap().reason,
+            slow_start_exit(&probes, &states, HystartEvidence::None)
+                .unwrap()
+                .reason,
             "timeout"
         );
-        assert!(slow_start_exit(&probes[..2], &[], None).is_none());
+        assert!(slow_start_exit(&probes[..2], &[], HystartEvidence::None).is_none());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use crate::plan::{Connection, Datagrams};
 use crate::series::KernelExit;
-use crate::series::{flow_samples, slow_start_exit, HystartCounts};
+use crate::series::{flow_samples, slow_start_exit, HystartEvidence};
 use crate::trace::Records;
 use crate::traffic::{TcpOutcome, UdpOutcome};
 use startlab_bpf::events::{Event, KIND_EXIT, KIND_PHASE};
@@ -22,7 +22,8 @@ pub struct RunFacts<'a> {
     pub senders: &'a [(std::net::Ipv4Addr, u16)],
     pub start_ns: u64,
     pub end_ns: u64,
-    pub hystart: &'a [Option<HystartCounts>],
+    /// What tells each connection's HyStart detector.
+    pub hystart: &'a [HystartEvidence<'a>],
     /// What startlab's eBPF controllers reported (every controller's, every connection's).
     pub bpf_events: &'a [Event],
     /// The UDP sources and what became of them.
