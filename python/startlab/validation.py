@@ -13,12 +13,20 @@ Linux"):
 The sweep's results (``results.parquet``) must hold the metrics ``ss_exit_time``,
 ``ss_exit_cwnd``, ``ss_exit_reason``, ``utilization``, ``retransmissions`` and ``timeouts``, an
 axis ``world`` with both worlds, and a ``name`` per path.
+
+A path run several times in a world (a ``seed`` axis: the kernel is not deterministic, and
+random loss draws from the seed) is summarised by its median, and its most frequent exit reason;
+the targets compare the two worlds' summaries, and each cell shows the range of the runs after
+the median (``1620 (1617–3381)``) and how many runs had the reason when they did not all agree
+(``hystart-train (2/3)``).
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,39 +68,88 @@ def _fmt(x: Any, digits: int = 3) -> str:
     return str(x)
 
 
-def checks(sim: dict[str, Any], kernel: dict[str, Any]) -> dict[str, Check]:
-    """The targets for one path (each dict is one row of the results)."""
+NUMERIC = ("ss_exit_time", "ss_exit_cwnd", "utilization", "retransmissions", "timeouts")
+
+
+@dataclass
+class Summary:
+    """One world's runs of one path: the median of each metric (the most frequent exit reason)
+    and, for the cells, the values of every run."""
+
+    values: dict[str, Any]
+    runs: dict[str, list[Any]]
+
+
+def summarise(rows: list[dict[str, Any]]) -> Summary:
+    """The runs of one path in one world. A metric that some runs lack (a slow start that never
+    ended) is the median of the runs that have it, and missing only if all lack it."""
+    values: dict[str, Any] = {}
+    runs: dict[str, list[Any]] = {}
+    for key in NUMERIC:
+        xs = [r[key] for r in rows]
+        runs[key] = xs
+        present = [x for x in xs if x is not None]
+        values[key] = statistics.median(present) if present else None
+    reasons = [r["ss_exit_reason"] for r in rows]
+    runs["ss_exit_reason"] = reasons
+    # The most frequent; a tie goes to the reason that sorts first (runs are unordered).
+    counts = Counter(reasons)
+    values["ss_exit_reason"] = min(counts, key=lambda x: (-counts[x], str(x)))
+    return Summary(values, runs)
+
+
+def _cell(s: Summary, key: str, digits: int = 3, scale: float = 1.0) -> str:
+    """The median and, when the runs differ, their range."""
+    median = s.values[key]
+    text = _fmt(None if median is None else median * scale, digits)
+    xs = [x * scale for x in s.runs[key] if x is not None]
+    if len(s.runs[key]) > 1 and xs and (min(xs) != max(xs) or len(xs) < len(s.runs[key])):
+        text += f" ({_fmt(min(xs), digits)}–{_fmt(max(xs), digits)})"
+    return text
+
+
+def _reason_cell(s: Summary) -> str:
+    reason = s.values["ss_exit_reason"]
+    reasons = s.runs["ss_exit_reason"]
+    text = _fmt(reason)
+    if len(set(reasons)) > 1:
+        text += f" ({reasons.count(reason)}/{len(reasons)})"
+    return text
+
+
+def checks(sim: dict[str, Any] | Summary, kernel: dict[str, Any] | Summary) -> dict[str, Check]:
+    """The targets for one path: each world is one row of the results, or the summary of its
+    runs (the targets compare medians)."""
+    s = sim if isinstance(sim, Summary) else summarise([sim])
+    k = kernel if isinstance(kernel, Summary) else summarise([kernel])
+    a, b = s.values, k.values
     out: dict[str, Check] = {}
     out["exit_time"] = Check(
-        _relative_ok(sim["ss_exit_time"], kernel["ss_exit_time"], EXIT_TOLERANCE),
-        _fmt(sim["ss_exit_time"]),
-        _fmt(kernel["ss_exit_time"]),
+        _relative_ok(a["ss_exit_time"], b["ss_exit_time"], EXIT_TOLERANCE),
+        _cell(s, "ss_exit_time"),
+        _cell(k, "ss_exit_time"),
     )
     out["exit_cwnd"] = Check(
-        _relative_ok(sim["ss_exit_cwnd"], kernel["ss_exit_cwnd"], EXIT_TOLERANCE),
-        _fmt(sim["ss_exit_cwnd"], 0),
-        _fmt(kernel["ss_exit_cwnd"], 0),
+        _relative_ok(a["ss_exit_cwnd"], b["ss_exit_cwnd"], EXIT_TOLERANCE),
+        _cell(s, "ss_exit_cwnd", 0),
+        _cell(k, "ss_exit_cwnd", 0),
     )
     out["exit_reason"] = Check(
-        sim["ss_exit_reason"] == kernel["ss_exit_reason"],
-        _fmt(sim["ss_exit_reason"]),
-        _fmt(kernel["ss_exit_reason"]),
+        a["ss_exit_reason"] == b["ss_exit_reason"], _reason_cell(s), _reason_cell(k)
     )
-    us, uk = sim["utilization"], kernel["utilization"]
+    us, uk = a["utilization"], b["utilization"]
     out["utilization"] = Check(
         us is not None and uk is not None and abs(us - uk) * 100 <= UTILIZATION_POINTS + 1e-9,
-        _fmt(None if us is None else us * 100, 1),
-        _fmt(None if uk is None else uk * 100, 1),
+        _cell(s, "utilization", 1, 100.0),
+        _cell(k, "utilization", 1, 100.0),
     )
     out["retransmissions"] = Check(
-        _relative_ok(sim["retransmissions"], kernel["retransmissions"], RETRANSMISSION_TOLERANCE),
-        _fmt(sim["retransmissions"]),
-        _fmt(kernel["retransmissions"]),
+        _relative_ok(a["retransmissions"], b["retransmissions"], RETRANSMISSION_TOLERANCE),
+        _cell(s, "retransmissions", 0),
+        _cell(k, "retransmissions", 0),
     )
     out["timeouts"] = Check(
-        sim["timeouts"] == kernel["timeouts"],
-        _fmt(sim["timeouts"]),
-        _fmt(kernel["timeouts"]),
+        a["timeouts"] == b["timeouts"], _cell(s, "timeouts", 0), _cell(k, "timeouts", 0)
     )
     return out
 
@@ -121,10 +178,12 @@ def table(
     met["all"] = 0
     met["paths"] = 0
     for name in names:
-        rows = {r["world"]: r for r in ok.filter(pl.col("name") == name).to_dicts()}
+        rows: dict[str, list[dict[str, Any]]] = {}
+        for r in ok.filter(pl.col("name") == name).to_dicts():
+            rows.setdefault(r["world"], []).append(r)
         if "simulator" not in rows or "kernel" not in rows:
             continue
-        c = checks(rows["simulator"], rows["kernel"])
+        c = checks(summarise(rows["simulator"]), summarise(rows["kernel"]))
         met["paths"] += 1
         for key, _ in COLUMNS:
             met[key] += int(c[key].met)

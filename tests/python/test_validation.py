@@ -82,3 +82,65 @@ def test_a_slow_start_that_never_ends_agrees_only_with_one_that_never_ends() -> 
 def test_missing_results_are_a_clear_error(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     assert validation.main([str(tmp_path)]) == 2
     assert "results.parquet: no such file" in capsys.readouterr().err
+
+
+def test_repeated_runs_are_compared_by_their_medians_with_the_kernels_range_shown() -> None:
+    # Three kernel runs of path 1: retransmissions 100, 130 and 400 (median 130, within 25 % of
+    # the simulator's 110 although one run is far off); exit reasons train, train, delay.
+    results = pl.DataFrame(
+        [
+            row("simulator", "1", retransmissions=110, ss_exit_reason="hystart-train"),
+            row("kernel", "1", retransmissions=100, ss_exit_reason="hystart-train"),
+            row(
+                "kernel",
+                "1",
+                retransmissions=130,
+                ss_exit_reason="hystart-train",
+                ss_exit_cwnd=104.0,
+            ),
+            row(
+                "kernel",
+                "1",
+                retransmissions=400,
+                ss_exit_reason="hystart-delay",
+                ss_exit_cwnd=300.0,
+            ),
+        ]
+    )
+    text, met = validation.table(results)
+    assert met["all"] == 1
+    line = text.splitlines()[2]
+    assert "110 / 130 (100–400)" in line
+    assert "hystart-train / hystart-train (2/3)" in line
+    assert "100 / 104 (100–300)" in line
+    # Runs that agree show no range.
+    assert "1.000 / 1.000 |" in line
+    # The median decides: two of three runs far off miss the target.
+    results = pl.DataFrame(
+        [
+            row("simulator", "1"),
+            row("kernel", "1", retransmissions=100),
+            row("kernel", "1", retransmissions=200),
+            row("kernel", "1", retransmissions=300),
+        ]
+    )
+    _, met = validation.table(results)
+    assert met["retransmissions"] == 0
+
+
+def test_the_summary_of_runs_takes_the_median_and_the_most_frequent_reason() -> None:
+    s = validation.summarise(
+        [
+            row("kernel", "1", ss_exit_time=None, ss_exit_reason=None, retransmissions=1),
+            row("kernel", "1", ss_exit_time=2.0, ss_exit_reason="loss", retransmissions=2),
+            row("kernel", "1", ss_exit_time=4.0, ss_exit_reason="loss", retransmissions=4),
+            row("kernel", "1", ss_exit_time=None, ss_exit_reason="timeout", retransmissions=9),
+        ]
+    )
+    # The exit time of the runs that have one; an even count's median is the mean of the two.
+    assert s.values["ss_exit_time"] == 3.0
+    assert s.values["retransmissions"] == 3.0
+    assert s.values["ss_exit_reason"] == "loss"
+    # A tie goes to the reason that sorts first.
+    t = validation.summarise([row("kernel", "1", ss_exit_reason=r) for r in ("timeout", "loss")])
+    assert t.values["ss_exit_reason"] == "loss"

@@ -46,6 +46,50 @@ fn the_linux_stack_fills_in_linuxs_defaults() {
     }
 }
 
+/// `tcp.hz` is the kernel's CONFIG_HZ: under the Linux stack it sets the jiffy of the RTO clock
+/// and CUBIC's clock with it, for the document or for one flow; an explicit granularity stays.
+#[test]
+fn hz_sets_the_jiffy_of_the_rto_clock_and_cubics_clock() {
+    use startlab_core::scenario::Traffic;
+    use startlab_core::time::Duration;
+    // The flow's clock granularity, and CUBIC's hz.
+    let flow = |text: &str| {
+        let s = scenario::from_toml(text).unwrap_or_else(|e| panic!("{e}"));
+        let r = scenario::resolve(&s).unwrap_or_else(|e| panic!("{e}"));
+        let Traffic::Tcp {
+            tcp, controller, ..
+        } = &r.flows[0].traffic
+        else {
+            panic!("a TCP flow")
+        };
+        let (cc_params, _) = controller.resolved_params();
+        (tcp.clock_granularity, cc_params["hz"].as_u64().unwrap())
+    };
+    let ms = Duration::from_millis;
+    assert_eq!(flow(PATH), (ms(4), 250));
+    let doc_1000 = PATH.replace("stack = \"linux\"", "stack = \"linux\"\nhz = 1000");
+    assert_eq!(flow(&doc_1000), (ms(1), 1000));
+    let flow_100 = PATH.replace(
+        "cc_params = { constants = \"linux\" }",
+        "cc_params = { constants = \"linux\" }\ntcp = { hz = 100 }",
+    );
+    assert_eq!(flow(&flow_100), (ms(10), 100));
+    // HZ 300: a jiffy of 3.333 ms, whole nanoseconds.
+    let doc_300 = PATH.replace("stack = \"linux\"", "stack = \"linux\"\nhz = 300");
+    assert_eq!(flow(&doc_300), (Duration::from_nanos(3_333_333), 300));
+    // What the scenario says stays.
+    let given = PATH.replace(
+        "stack = \"linux\"",
+        "stack = \"linux\"\nhz = 1000\nclock_granularity = \"2ms\"",
+    );
+    assert_eq!(flow(&given), (ms(2), 1000));
+    let given = PATH.replace(
+        "cc_params = { constants = \"linux\" }",
+        "cc_params = { constants = \"linux\", hz = 0 }\ntcp = { hz = 100, clock_granularity = \"1ms\" }",
+    );
+    assert_eq!(flow(&given), (ms(1), 0));
+}
+
 #[test]
 fn a_heavy_loss_exit_recovers_without_a_timeout_and_repeats_bit_for_bit() {
     let a = run(PATH);

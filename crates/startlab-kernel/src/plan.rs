@@ -636,6 +636,9 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
         models.recovery,
         "Linux recovers with RACK-TLP and PRR; tcp.stack = \"linux\" models them",
     );
+    if let Some(hz) = kernel_hz() {
+        differ(models.clock, &format!("This kernel counts its delayed-ACK timer and its RTO in jiffies of {} ms (CONFIG_HZ = {hz}), whatever tcp.hz and tcp.clock_granularity say", 1000.0 / hz as f64));
+    }
     differences.push("Linux's receiver also acknowledges when the application's read follows a segment sent with PSH, which depends on how the sending application writes; the simulator does not model it".to_string());
     Ok(KernelPlan {
         connections,
@@ -656,6 +659,9 @@ struct LinuxPieces {
     rto: bool,
     header: bool,
     recovery: bool,
+    /// The flows' jiffies are this kernel's (`tcp.hz`, and `clock_granularity` under
+    /// `rto = "linux"`).
+    clock: bool,
 }
 
 impl LinuxPieces {
@@ -666,6 +672,7 @@ impl LinuxPieces {
         rto: true,
         header: true,
         recovery: true,
+        clock: true,
     };
 
     fn narrow(&mut self, cfg: &TcpConfig) {
@@ -676,6 +683,15 @@ impl LinuxPieces {
         self.header &= cfg.mss_bytes > 1448 || cfg.header_bytes >= 52;
         self.recovery &= cfg.recovery == Recovery::Prr
             && cfg.loss_detection == LossDetection::Rack { tlp: true };
+        if let Some(hz) = kernel_hz() {
+            let jiffy = Duration::from_nanos(1_000_000_000 / hz);
+            self.clock &= (cfg.rto_algorithm != RtoAlgorithm::Linux
+                || cfg.clock_granularity == jiffy)
+                && match &cfg.ack_policy {
+                    AckPolicy::Linux(c) => c.hz as u64 == hz,
+                    _ => true,
+                };
+        }
     }
 }
 
@@ -788,6 +804,15 @@ mod tests {
                 )
                 .unwrap();
                 assert_eq!(p.connections[0].cc, "cubic");
+                let clock = |p: &KernelPlan| p.differences.iter().any(|d| d.contains("CONFIG_HZ"));
+                assert!(!clock(&p), "{:?}", p.differences);
+                // Another tcp.hz: the kernel's receiver and RTO keep their own jiffies.
+                let p = plan(
+                    &resolved(&format!("[tcp]\nstack = \"linux\"\nhz = {other}\n[[flows]]\npair = 0\ncc = \"cubic\"\n")),
+                    &kernel(),
+                )
+                .unwrap();
+                assert!(clock(&p), "{:?}", p.differences);
             }
             None => eprintln!("this kernel's CONFIG_HZ is not readable: only the port is checked"),
         }

@@ -193,9 +193,18 @@ fn default_tcp() -> TcpSpec {
     }
 }
 
-/// The defaults of `stack = "linux"`: Linux 6.18 as Debian builds it (HZ = 250) on a
-/// 1500-byte MTU with timestamps (1448 bytes of payload, 52 of headers; ACKs 52 bytes).
-fn linux_tcp() -> TcpSpec {
+/// One jiffy of a kernel built with `CONFIG_HZ = hz`, the clock of its RTO (`tcp_set_rto`).
+fn jiffy(hz: u32) -> DurationText {
+    DurationText(crate::time::Duration::from_nanos(
+        1_000_000_000 / hz.max(1) as u64,
+    ))
+}
+
+/// The defaults of `stack = "linux"`: Linux 6.18 as Debian builds it (HZ = 250, or the
+/// document's `hz`) on a 1500-byte MTU with timestamps (1448 bytes of payload, 52 of headers;
+/// ACKs 52 bytes).
+fn linux_tcp(hz: Option<u32>) -> TcpSpec {
+    let hz = hz.unwrap_or(250);
     use crate::time::Duration;
     TcpSpec {
         stack: Some(StackText::Linux),
@@ -212,11 +221,11 @@ fn linux_tcp() -> TcpSpec {
         recovery: Some(RecoveryText::Prr),
         // net.ipv4.tcp_reordering
         dupack_threshold: Some(3),
-        // TCP_RTO_MIN, TCP_RTO_MAX, TCP_TIMEOUT_INIT; jiffies of 4 ms.
+        // TCP_RTO_MIN, TCP_RTO_MAX, TCP_TIMEOUT_INIT; in jiffies (4 ms at HZ 250).
         min_rto: Some(DurationText(Duration::from_millis(200))),
         max_rto: Some(DurationText(Duration::from_secs(120))),
         initial_rto: Some(DurationText(Duration::from_secs(1))),
-        clock_granularity: Some(DurationText(Duration::from_millis(4))),
+        clock_granularity: Some(jiffy(hz)),
         handshake: Some(true),
         undo: Some(true),
         // net.ipv4.tcp_dsack = 1, net.ipv4.tcp_frto = 2
@@ -231,7 +240,7 @@ fn linux_tcp() -> TcpSpec {
         loss_detection: Some(LossDetectionText::RackTlp),
         ack_policy: Some(AckPolicyText::Linux),
         rto: Some(RtoText::Linux),
-        hz: Some(250),
+        hz: Some(hz),
     }
 }
 
@@ -262,9 +271,20 @@ fn linux_controller_defaults(
 /// The defaults of a document's `[tcp]`: its stack's.
 fn stack_defaults(t: &TcpSpec) -> TcpSpec {
     match t.stack {
-        Some(StackText::Linux) => linux_tcp(),
+        Some(StackText::Linux) => linux_tcp(t.hz),
         _ => default_tcp(),
     }
+}
+
+/// A flow's `tcp` over the document's resolved one. Under the Linux stack, a flow that sets
+/// its own `hz` without a `clock_granularity` gets that kernel's jiffy as its clock too.
+fn flow_tcp(flow: Option<&TcpSpec>, doc: &TcpSpec) -> TcpSpec {
+    let flow = flow.cloned().unwrap_or_default();
+    let mut merged = merge_tcp(&flow, doc);
+    if let (Some(StackText::Linux), Some(hz), None) = (doc.stack, flow.hz, flow.clock_granularity) {
+        merged.clock_granularity = Some(jiffy(hz));
+    }
+    merged
 }
 
 /// `over`'s fields where set, else `base`'s.
@@ -950,7 +970,7 @@ fn resolve_flow(
         r.startup = Some(startup);
         r.cc_params = Some(cc_params);
         r.startup_params = Some(startup_params);
-        let merged = merge_tcp(f.tcp.as_ref().unwrap_or(&TcpSpec::default()), &s.tcp);
+        let merged = flow_tcp(f.tcp.as_ref(), &s.tcp);
         check_tcp(&merged, &at("tcp"))?;
         if matches!(
             merged.recovery,
@@ -1520,7 +1540,7 @@ fn event_rows(s: &Scenario, m: &MeasureSpec, net: &Network) -> (f64, f64) {
                         span.as_secs_f64() / f.mean_interarrival.unwrap().0.as_secs_f64()
                     }
                 };
-                let t = merge_tcp(f.tcp.as_ref().unwrap_or(&TcpSpec::default()), &s.tcp);
+                let t = flow_tcp(f.tcp.as_ref(), &s.tcp);
                 let segment = t.mss.unwrap().0 + t.header.unwrap().0;
                 let data = Stream {
                     path: path(src, dst),
@@ -1640,7 +1660,7 @@ fn plan_flow(
     let traffic = match f.kind {
         FlowKind::Tcp | FlowKind::TcpArrivals => {
             let controller = controller.expect("a TCP entry has a controller");
-            let merged = merge_tcp(f.tcp.as_ref().unwrap_or(&TcpSpec::default()), tcp);
+            let merged = flow_tcp(f.tcp.as_ref(), tcp);
             let cfg = tcp_config(&merged, controller.default_recovery());
             let label = f.label.clone().unwrap_or_else(|| {
                 if controller.startup() == registry::DEFAULT_STARTUP {
