@@ -5,7 +5,7 @@
 #   make test-slow  the slow Python tests only
 #   make test-kernel the kernel tests (root, network namespaces, TUN, tracefs); says why when it skips
 #   make kernel-accuracy  the link emulator's accuracy on this machine (root; about 3 minutes)
-#   make kernel-linux  the simulator's Linux stack beside Linux on 26 paths, and its table (root; ~12 min)
+#   make kernel-linux  the simulator's Linux stack beside Linux on 26 paths, 3 runs each, and its table (root; ~32 min)
 #   make bpf        the eBPF controllers' object alone, into $(BPF_OBJECT) (out/bpf/startlab.bpf.o);
 #                   STARTLAB_BPF_OBJECT=that-file makes startlab use it without a rebuild
 #   make lint       ruff and mypy

@@ -80,6 +80,18 @@ def kernel_world() -> Iterator[None]:
 
 HYSTART = {"cc": "cubic", "startup": "hystart", "startup_params": {"variant": "linux"}}
 
+# 100 Mbit/s, 40 ms, a 1-BDP buffer: Linux's HyStart (unpaced) ends slow start by the ACK train
+# near the BDP (docs/kernel.md).
+HUNDRED_MBIT_40MS = {
+    "kind": "dumbbell",
+    "bottleneck": {
+        "rate": "100Mbps",
+        "delay": "19ms",
+        "queue": {"kind": "droptail", "limit": "1BDP"},
+    },
+    "access": {"rate": "1Gbps", "delay": "0.5ms"},
+}
+
 
 # -- refusals: no root needed ------------------------------------------------------------------
 
@@ -206,15 +218,7 @@ def test_every_built_in_controller_runs_and_reports_its_exit(
     path = scenario(
         tmp_path / "exit.toml",
         [flow],
-        topology={
-            "kind": "dumbbell",
-            "bottleneck": {
-                "rate": "100Mbps",
-                "delay": "19ms",
-                "queue": {"kind": "droptail", "limit": "1BDP"},
-            },
-            "access": {"rate": "1Gbps", "delay": "0.5ms"},
-        },
+        topology=HUNDRED_MBIT_40MS,
     )
     result = startlab.kernel.run(path)
     row = result.flows.row(0, named=True)
@@ -239,15 +243,7 @@ def test_hystart_flows_sharing_a_namespace_each_get_their_detector(
     path = scenario(
         tmp_path / "shared.toml",
         [{"pair": 0, **HYSTART}, {"pair": 0, "start": "1s", **HYSTART}],
-        topology={
-            "kind": "dumbbell",
-            "bottleneck": {
-                "rate": "100Mbps",
-                "delay": "19ms",
-                "queue": {"kind": "droptail", "limit": "1BDP"},
-            },
-            "access": {"rate": "1Gbps", "delay": "0.5ms"},
-        },
+        topology=HUNDRED_MBIT_40MS,
     )
     result = startlab.kernel.run(path)
     flows = result.flows.sort("flow")

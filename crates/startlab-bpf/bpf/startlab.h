@@ -185,6 +185,41 @@ static __always_inline __u32 grow_to_ssthresh(struct ca *ca, __u32 inc, __u32 ac
 	return acked > used ? acked - used : 0;
 }
 
+/* Linux tcp_slow_start on whole segments (cc::reno::linux_slow_start): *cwnd grows by the
+ * acknowledged segments up to ssthresh; returns those left over. */
+static __always_inline __u32 linux_slow_start(struct ca *ca, __u32 *cwnd, __u32 acked)
+{
+	__u32 ssthresh = ca->tp->snd_ssthresh;
+	__u32 to = *cwnd + acked < ssthresh ? *cwnd + acked : ssthresh;
+
+	if (to < *cwnd)
+		to = *cwnd;
+	acked -= to - *cwnd;
+	*cwnd = to;
+	return acked;
+}
+
+/* Linux tcp_cong_avoid_ai on whole segments (cc::reno::linux_cong_avoid_ai): one segment per
+ * w acknowledged, the remainder carried in *cwnd_cnt (snd_cwnd_cnt); returns the new window. */
+static __always_inline __u32 linux_cong_avoid_ai(__u32 cwnd, __u32 *cwnd_cnt, __u32 w, __u32 acked)
+{
+	if (!w)
+		w = 1;
+	/* "If credits accumulated at a higher w, apply them gently now." */
+	if (*cwnd_cnt >= w) {
+		*cwnd_cnt = 0;
+		cwnd++;
+	}
+	*cwnd_cnt += acked;
+	if (*cwnd_cnt >= w) {
+		__u32 delta = *cwnd_cnt / w;
+
+		*cwnd_cnt -= delta * w;
+		cwnd += delta;
+	}
+	return cwnd;
+}
+
 /* Standard slow start: cwnd += 1 per ACK (RFC 5681 §3.1), or min(acked, L) with byte counting
  * (RFC 3465); returns what is left for congestion avoidance (cc::slow_start::Standard). */
 static __always_inline __u32 standard_slow_start(struct ca *ca, __u32 abc_limit, __u32 acked)

@@ -477,35 +477,17 @@ static __always_inline void cubic_hz_update(const volatile struct cubic_config *
 static __always_inline void cubic_hz_cong_avoid(struct ca *ca, const volatile struct cubic_config *cfg,
 						struct cubic_state *st, __u32 acked)
 {
-	struct tcp_sock *tp = ca->tp;
-	__u32 cwnd = tp->snd_cwnd, w, d;
+	__u32 cwnd = ca->tp->snd_cwnd;
 
 	if (in_slow_start(ca)) {
-		/* tcp_slow_start: cwnd = min(cwnd + acked, ssthresh), the rest returned. */
-		__u32 to = cwnd + acked < tp->snd_ssthresh ? cwnd + acked : tp->snd_ssthresh;
-
-		if (to < cwnd)
-			to = cwnd;
-		acked -= to - cwnd;
-		cwnd = to;
+		acked = linux_slow_start(ca, &cwnd, acked);
 		if (!acked) {
 			cwnd_set_q16(ca, (__u64)cwnd << FRAC_BITS);
 			return;
 		}
 	}
 	cubic_hz_update(cfg, st, cwnd, acked, cubic_jiffies(cfg, ca->now_us));
-	/* tcp_cong_avoid_ai(tp, cnt, acked). */
-	w = st->cnt ? st->cnt : 1;
-	if (st->cwnd_cnt >= w) {
-		st->cwnd_cnt = 0;
-		cwnd++;
-	}
-	st->cwnd_cnt += acked;
-	if (st->cwnd_cnt >= w) {
-		d = st->cwnd_cnt / w;
-		st->cwnd_cnt -= d * w;
-		cwnd += d;
-	}
+	cwnd = linux_cong_avoid_ai(cwnd, &st->cwnd_cnt, st->cnt, acked);
 	cwnd_set_q16(ca, (__u64)cwnd << FRAC_BITS);
 }
 

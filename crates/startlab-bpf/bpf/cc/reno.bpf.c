@@ -48,33 +48,16 @@ static __always_inline __u32 reno_ssthresh(struct ca *ca, const volatile struct 
  * linux_cong_avoid_ai); the cwnd fraction is dropped, as snd_cwnd has none. */
 static __always_inline void reno_linux_cong_avoid(struct ca *ca, struct reno_state *st, __u32 acked)
 {
-	struct tcp_sock *tp = ca->tp;
-	__u32 cwnd = tp->snd_cwnd, w;
+	__u32 cwnd = ca->tp->snd_cwnd;
 
 	if (in_slow_start(ca)) {
-		__u32 to = cwnd + acked < tp->snd_ssthresh ? cwnd + acked : tp->snd_ssthresh;
-
-		if (to < cwnd)
-			to = cwnd;
-		acked -= to - cwnd;
-		cwnd = to;
+		acked = linux_slow_start(ca, &cwnd, acked);
 		if (!acked) {
 			cwnd_set_q16(ca, (__u64)cwnd << FRAC_BITS);
 			return;
 		}
 	}
-	w = cwnd ? cwnd : 1;
-	if (st->cwnd_cnt >= w) {
-		st->cwnd_cnt = 0;
-		cwnd++;
-	}
-	st->cwnd_cnt += acked;
-	if (st->cwnd_cnt >= w) {
-		__u32 delta = st->cwnd_cnt / w;
-
-		st->cwnd_cnt -= delta * w;
-		cwnd += delta;
-	}
+	cwnd = linux_cong_avoid_ai(cwnd, &st->cwnd_cnt, cwnd, acked);
 	cwnd_set_q16(ca, (__u64)cwnd << FRAC_BITS);
 }
 
