@@ -22,6 +22,9 @@ pub(super) struct LinuxRecovery {
     pub prr_delivered: u64,
     pub prr_out: u64,
     pub rack: rack::Rack,
+    /// Which of the RTO, RACK's reordering timer and the loss probe holds the connection's one
+    /// retransmission timer (`icsk_pending`): arming one replaces the others.
+    pub slot: XmitTimer,
     /// The RACK reordering timer (`ICSK_TIME_REO_TIMEOUT`).
     pub reo_deadline: Option<Time>,
     /// The tail-loss probe timer (`ICSK_TIME_LOSS_PROBE`) and the probe in flight
@@ -35,6 +38,18 @@ pub(super) struct LinuxRecovery {
     pub undo: LinuxUndo,
     /// F-RTO step 2b: this transmission round sends new data only (`REXMIT_NEW`).
     pub new_data_only: bool,
+}
+
+/// The timers that share Linux's retransmission timer (`icsk_pending`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(super) enum XmitTimer {
+    /// `ICSK_TIME_RETRANS` (also when nothing is armed).
+    #[default]
+    Rto,
+    /// `ICSK_TIME_REO_TIMEOUT`: the RTO is not running.
+    Reo,
+    /// `ICSK_TIME_LOSS_PROBE`: the probe comes before the RTO would.
+    Tlp,
 }
 
 /// What the segments an ACK delivered tell (`tcp_sacktag_write_queue`, `tcp_clean_rtx_queue`).
@@ -234,9 +249,10 @@ impl TcpSender {
         {
             self.note_slow_start_exit(now, ExitReason::Threshold);
         }
-        // tcp_rearm_rto on an advancing ACK (tcp_set_xmit_timer).
+        // tcp_rearm_rto on an advancing ACK (tcp_set_xmit_timer; the probe is scheduled after
+        // the sends below).
         if advanced {
-            self.rto_deadline = (self.packets_out() > 0).then(|| now + self.rtt.rto());
+            self.rearm_rto(now);
         }
         self.update_pacing();
         // tcp_xmit_recovery: F-RTO's new data first; if none could go, F-RTO ends and the lost
@@ -251,7 +267,7 @@ impl TcpSender {
         }
         self.try_send(now, out);
         if advanced {
-            self.schedule_loss_probe(now);
+            self.schedule_loss_probe(now, true);
         }
     }
 
@@ -332,11 +348,15 @@ impl TcpSender {
                     .rack
                     .detect_loss(now, &mut self.board, self.tcb.snd_una, reo);
                 if let Some(t) = d.timer {
-                    // usecs_to_jiffies(timeout) + TCP_TIMEOUT_MIN, from the current jiffy.
+                    // tcp_rack_mark_lost: usecs_to_jiffies(timeout) + TCP_TIMEOUT_MIN, from the
+                    // current jiffy, in the retransmission timer's slot: the RTO stops.
                     let g = self.cfg.clock_granularity.as_nanos().max(1);
                     let at = Time::from_nanos(t.as_nanos().div_ceil(g) * g)
                         + two_jiffies(self.cfg.clock_granularity);
                     self.linux.reo_deadline = Some(at);
+                    self.linux.tlp_deadline = None;
+                    self.rto_deadline = None;
+                    self.linux.slot = XmitTimer::Reo;
                 }
                 (d.newly_lost, d.lost_retransmission)
             }
@@ -391,7 +411,11 @@ impl TcpSender {
         }
         self.recover = self.linux.high_seq;
         self.set_ca_state(CaState::Recovery, now);
-        self.linux.tlp_deadline = None;
+        // No probe in Recovery: a pending probe timer would only rearm the RTO from the head's
+        // last transmission when it fired (tcp_send_loss_probe), which this does now.
+        if self.linux.slot == XmitTimer::Tlp {
+            self.rearm_rto(now);
+        }
     }
 
     /// PRR (RFC 6937 §3.1, `tcp_cwnd_reduction`): while in flight exceeds ssthresh, send in
@@ -448,14 +472,19 @@ impl TcpSender {
 
     /// `tcp_schedule_loss_probe`: in Open or CWR with data out, a probe after 2 × SRTT plus two
     /// jiffies (plus the minimum RTO for a single segment, which a delayed ACK may hold),
-    /// never after the RTO.
-    pub(super) fn schedule_loss_probe(&mut self, now: Time) {
+    /// never after the RTO would fire: `advancing` (an ACK that moved snd_una) counts the RTO
+    /// from now, otherwise from the head's last transmission (`tcp_rto_delta_us`).
+    pub(super) fn schedule_loss_probe(&mut self, now: Time, advancing: bool) {
         if !matches!(self.cfg.loss_detection, LossDetection::Rack { tlp: true })
             || self.linux.tlp_high_seq.is_some()
             || self.packets_out() == 0
             || !matches!(self.tcb.ca_state, CaState::Open | CaState::Cwr)
         {
-            self.linux.tlp_deadline = None;
+            // No probe: a probe timer still pending would only have rearmed the RTO from the
+            // head's last transmission (tcp_send_loss_probe's "rearm_timer"), as this does.
+            if self.linux.slot == XmitTimer::Tlp {
+                self.rearm_rto(now);
+            }
             return;
         }
         let g = self.cfg.clock_granularity;
@@ -472,17 +501,49 @@ impl TcpSender {
             }
             None => self.cfg.initial_rto,
         };
+        let rto = self.rtt.rto();
+        let rto_at = match self.board.segs.front() {
+            Some(head) if !advancing => head.sent_at + rto,
+            _ => now + rto,
+        };
         let mut at = now + pto;
-        if let Some(rto) = self.rto_deadline {
-            at = at.min(rto);
+        if rto_at > now {
+            at = at.min(rto_at);
         }
+        // The probe takes the timer: the RTO stops until the probe rearms it.
         self.linux.tlp_deadline = Some(at);
+        self.linux.reo_deadline = None;
+        self.rto_deadline = None;
+        self.linux.slot = XmitTimer::Tlp;
+    }
+
+    /// `tcp_rearm_rto`: the RTO from now, or, when it takes the slot back from RACK's timer or
+    /// the probe, from the head's last transmission (`tcp_rto_delta_us`); none with nothing
+    /// out.
+    pub(super) fn rearm_rto(&mut self, now: Time) {
+        self.linux.reo_deadline = None;
+        self.linux.tlp_deadline = None;
+        let took_back = self.linux.slot != XmitTimer::Rto;
+        self.linux.slot = XmitTimer::Rto;
+        let Some(head) = self.board.segs.front() else {
+            self.rto_deadline = None;
+            return;
+        };
+        let rto = self.rtt.rto();
+        self.rto_deadline = Some(if took_back {
+            // "delta_us may not be positive": at least a microsecond.
+            (head.sent_at + rto).max(now + Duration::from_micros(1))
+        } else {
+            now + rto
+        });
     }
 
     /// `tcp_send_loss_probe`: new data if the window allows, else the last segment again.
     fn on_loss_probe(&mut self, now: Time, out: &mut Outbox) {
         self.linux.tlp_deadline = None;
         if self.packets_out() == 0 || !matches!(self.tcb.ca_state, CaState::Open | CaState::Cwr) {
+            // "rearm_timer": the RTO takes the slot back.
+            self.rearm_rto(now);
             return;
         }
         let new = self.tcb.high_tx;
@@ -495,8 +556,9 @@ impl TcpSender {
         }
         self.tcb.in_flight = self.in_flight();
         self.linux.tlp_high_seq = Some(self.tcb.high_tx);
-        // tcp_rearm_rto after the probe.
-        self.rto_deadline = Some(now + self.rtt.rto());
+        // tcp_rearm_rto after the probe (the slot still the probe's: from the head's last
+        // transmission).
+        self.rearm_rto(now);
     }
 
     /// `tcp_rack_reo_timeout`: the reordering window of a waiting segment has passed.
@@ -513,6 +575,9 @@ impl TcpSender {
             }
             self.try_send(now, out);
         }
+        // The RTO takes the slot back, from the head's last transmission (the scan's own
+        // timeout is not armed: tcp_rack_detect_loss, not tcp_rack_mark_lost).
+        self.rearm_rto(now);
     }
 
     /// `tcp_retransmit_timer` → `tcp_enter_loss` with RACK: the first segment and every one not
@@ -547,6 +612,7 @@ impl TcpSender {
         self.linux.tlp_high_seq = None;
         self.linux.tlp_deadline = None;
         self.linux.reo_deadline = None;
+        self.linux.slot = XmitTimer::Rto;
         self.linux.rto_retransmits += 1;
         // Retransmit the head, back off, restart the timer (tcp_retransmit_timer).
         self.rtt.back_off();

@@ -220,6 +220,15 @@ impl TcpSender {
 
     /// When the sender next needs [`TcpSender::on_timer`].
     pub fn next_timer(&self) -> Option<Time> {
+        // With data out, one of Linux's timers holds the retransmission timer.
+        debug_assert!(
+            !(self.cfg.recovery == Recovery::Prr
+                && self.state == ConnState::Established
+                && self.packets_out() > 0
+                && self.rto_deadline.is_none()
+                && self.linux_timers().is_none()),
+            "data out and no timer"
+        );
         let pace = self.pacer.deadline();
         let first = |a: Option<Time>, b: Option<Time>| match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -715,12 +724,23 @@ impl TcpSender {
             if self.pacer.hold(now, self.tcb.pacing_rate) {
                 break;
             }
+            let head_again = seq == self.tcb.snd_una && seq < self.tcb.high_tx;
             self.transmit(seq, now, out, false);
             sent_new |= seq + 1 == self.tcb.high_tx;
+            // tcp_xmit_retransmit_queue: retransmitting the head restarts the RTO from now,
+            // unless RACK's reordering timer holds the timer.
+            if head_again
+                && self.cfg.recovery == Recovery::Prr
+                && self.linux.slot != linux_recovery::XmitTimer::Reo
+            {
+                self.linux.slot = linux_recovery::XmitTimer::Rto;
+                self.linux.tlp_deadline = None;
+                self.rto_deadline = Some(now + self.rtt.rto());
+            }
         }
         self.tcb.in_flight = self.in_flight();
         if sent_new && self.cfg.recovery == Recovery::Prr {
-            self.schedule_loss_probe(now);
+            self.schedule_loss_probe(now, false);
         }
     }
 
@@ -743,6 +763,7 @@ impl TcpSender {
             self.tcb.cwnd,
             self.tcb.rwnd
         );
+        let (new_data, prior_packets) = (seq == self.tcb.high_tx, self.packets_out());
         let fresh = SegState {
             sent_at: now,
             delivered_at_send: self.tcb.delivered,
@@ -786,8 +807,15 @@ impl TcpSender {
             self.pacer
                 .on_transmit(now, self.tcb.pacing_rate, wire_bytes as u64);
         }
-        // RFC 6298 §5.1: start the timer if it is not running.
-        if self.rto_deadline.is_none() {
+        if self.cfg.recovery == Recovery::Prr {
+            // tcp_event_new_data_sent: new data restarts the RTO when nothing was out, or
+            // when the probe held the timer.
+            if new_data && (prior_packets == 0 || self.linux.slot == linux_recovery::XmitTimer::Tlp)
+            {
+                self.rearm_rto(now);
+            }
+        } else if self.rto_deadline.is_none() {
+            // RFC 6298 §5.1: start the timer if it is not running.
             self.rto_deadline = Some(now + self.rtt.rto());
         }
         out.packets.push(Packet {
@@ -1114,6 +1142,22 @@ mod tests {
         }
         let zeros = out.packets.iter().filter(|p| p.seq == 0).count();
         assert_eq!(zeros, 2, "the original and one retransmission of 0");
+        // RACK's reordering timer holds the retransmission timer (due at 136 ms): the RTO is not
+        // running, and the first retransmission (103 ms) did not restart it.
+        assert_eq!(
+            (s.linux.slot, s.linux.reo_deadline, s.rto_deadline),
+            (linux_recovery::XmitTimer::Reo, Some(ms(136)), None)
+        );
+        // The reordering timer finds nothing more lost and gives the timer back to the RTO,
+        // counted from the head's last transmission (tcp_rearm_rto): 103 + 316 ms.
+        let sent = out.packets.len();
+        s.on_timer(ms(136), &mut out);
+        assert_eq!(out.packets.len(), sent);
+        assert_eq!(s.rtt.rto(), Duration::from_millis(316));
+        assert_eq!(
+            (s.linux.slot, s.rto_deadline),
+            (linux_recovery::XmitTimer::Rto, Some(ms(419)))
+        );
         // The retransmission (sent at 103 ms) is lost too. Segment 22, the first new one sent
         // after it (104 ms), is SACKed at 230 ms: RACK.rtt = 126 ms, and the retransmission has
         // been out 127 ms, so it is deemed lost again and goes a third time (with two new
@@ -1128,6 +1172,10 @@ mod tests {
         s.on_packet(ms(230), &sack_ack(0, (1, after + 1)), &mut out);
         let zeros = out.packets.iter().filter(|p| p.seq == 0).count();
         assert_eq!(zeros, 3);
+        // Retransmitting the head again restarts the RTO from now (tcp_xmit_retransmit_queue):
+        // 230 ms + RTO 320 ms, so the third copy has a whole RTO to arrive in.
+        assert_eq!(s.rtt.rto(), Duration::from_millis(320));
+        assert_eq!(s.rto_deadline, Some(ms(550)));
         assert_eq!((s.stats.timeouts, s.phase()), (0, Phase::Recovery));
     }
 
