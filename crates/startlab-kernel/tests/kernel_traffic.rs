@@ -7,7 +7,7 @@ mod common;
 use common::{is_root, Pair};
 use startlab_kernel::counters::netstat;
 use startlab_kernel::plan::Connection;
-use startlab_kernel::series::{flow_samples, slow_start_exit};
+use startlab_kernel::series::{flow_samples, slow_start_exit, HystartEvidence};
 use startlab_kernel::tables::{tables, RunFacts};
 use startlab_kernel::trace::{Tracefs, Tracer};
 use startlab_kernel::traffic::{monotonic_ns, run_tcp, TcpJob};
@@ -115,7 +115,7 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
         senders: &[(pair.host(0).addr, base), (pair.host(0).addr, base + 1)],
         start_ns: t0,
         end_ns: t0 + 1_000_000_000,
-        hystart: &[None, None],
+        hystart: &[HystartEvidence::None, HystartEvidence::None],
         bpf_events: &[],
         datagrams: &[],
         udp: &[],
@@ -138,7 +138,7 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
     assert_eq!(f.drops, None, "drops are the emulator's to count");
     // Over a veth without loss or delay, nothing ends slow start of a 2 MB flow except, perhaps,
     // HyStart: if it ended, the reason is one the simulator also knows.
-    if let Some(e) = slow_start_exit(&probes, &states, None) {
+    if let Some(e) = slow_start_exit(&probes, &states, HystartEvidence::None) {
         assert!(
             e.reason.starts_with("hystart") || e.reason == "loss",
             "{e:?}"
