@@ -34,7 +34,7 @@ def test_claims_turn_out_as_the_report_says(quick: dict[str, object], exp_id: st
     for c in result.claims:
         assert c.supported is not None, f"{exp_id}: {c.claim.text}: {c.detail}"
         assert c.as_expected, (
-            f"{exp_id}: the paper says {c.claim.text!r}; expected {c.claim.expect}, "
+            f"{exp_id}: the paper says {c.claim.text!r}; expected {c.expected}, "
             f"our runs: {c.detail}"
         )
 
@@ -93,3 +93,31 @@ def test_paper_numbers_are_located_by_their_axis_values() -> None:
 def test_unknown_selection_is_refused() -> None:
     with pytest.raises(ExperimentError, match="unknown experiment"):
         find_experiments(ROOT, ["nosuchpaper"])
+
+
+def test_a_claim_can_expect_another_verdict_from_the_quick_version(tmp_path: Path) -> None:
+    from startlab.reproduce.experiment import load_experiment
+    from startlab.reproduce.runner import ClaimResult
+
+    text = (ROOT / "ha2009" / "blast-linux-stack.toml").read_text(encoding="utf-8")
+    exp = load_experiment(ROOT / "ha2009" / "blast-linux-stack.toml")
+    bound = exp.claims[0]
+    assert (bound.expected(quick=False), bound.expected(quick=True)) == (
+        "supported",
+        "not supported",
+    )
+    # The same result is as expected in one version and not in the other.
+    assert ClaimResult(bound, True, "", quick=False).as_expected
+    assert not ClaimResult(bound, True, "", quick=True).as_expected
+    assert ClaimResult(bound, False, "", quick=True).as_expected
+    # Without expect_quick both versions expect the same.
+    other = exp.claims[1]
+    assert other.expected(quick=True) == other.expected(quick=False) == "supported"
+    # A value other than the two verdicts is refused by name.
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        text.replace('expect_quick = "not supported"', 'expect_quick = "maybe"'),
+        encoding="utf-8",
+    )
+    with pytest.raises(ExperimentError, match=r"claims\[0\]\.expect_quick: 'maybe'"):
+        load_experiment(bad)

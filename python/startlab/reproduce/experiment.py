@@ -92,6 +92,14 @@ class Claim:
     expect: str = "supported"
     """``"supported"``, or ``"not supported"`` when our model disagrees and ``explanation`` says
     why: the tests then check that it still disagrees, so a change in either direction shows."""
+    expect_quick: str | None = None
+    """What the quick version gives where it differs from the full one (its shorter runs or fewer
+    points reach another verdict, and ``explanation`` says why); ``None``: the same as
+    ``expect``."""
+
+    def expected(self, quick: bool) -> str:
+        """The verdict the full or the quick version is expected to reach."""
+        return self.expect_quick if quick and self.expect_quick else self.expect
 
 
 @dataclass
@@ -195,14 +203,18 @@ def load_experiment(path: str | Path) -> Experiment:
     for i, c in enumerate(doc.get("claims") or []):
         if not isinstance(c, dict) or "text" not in c or "check" not in c:
             raise ExperimentError(f"{_where(path, f'claims[{i}]')}: needs text and check")
-        params = {k: v for k, v in c.items() if k not in ("text", "check", "expect")}
+        params = {
+            k: v for k, v in c.items() if k not in ("text", "check", "expect", "expect_quick")
+        }
         expect = c.get("expect", "supported")
-        if expect not in ("supported", "not supported"):
-            raise ExperimentError(
-                f"{_where(path, f'claims[{i}].expect')}: {expect!r} is not "
-                '"supported" or "not supported"'
-            )
-        claims.append(Claim(" ".join(c["text"].split()), c["check"], params, expect))
+        expect_quick = c.get("expect_quick")
+        for key, value in (("expect", expect), ("expect_quick", expect_quick)):
+            if value is not None and value not in ("supported", "not supported"):
+                raise ExperimentError(
+                    f"{_where(path, f'claims[{i}].{key}')}: {value!r} is not "
+                    '"supported" or "not supported"'
+                )
+        claims.append(Claim(" ".join(c["text"].split()), c["check"], params, expect, expect_quick))
     derived = doc.get("derived") or {}
     if not isinstance(derived, dict) or not all(isinstance(v, str) for v in derived.values()):
         raise ExperimentError(

@@ -34,12 +34,18 @@ class ClaimResult:
     supported: bool | None
     """``None`` when the check could not be evaluated (``detail`` says why)."""
     detail: str
+    quick: bool = False
+    """Whether the quick version was run (``Claim.expect_quick`` may then apply)."""
+
+    @property
+    def expected(self) -> str:
+        return self.claim.expected(self.quick)
 
     @property
     def as_expected(self) -> bool:
         if self.supported is None:
             return False
-        return self.supported == (self.claim.expect == "supported")
+        return self.supported == (self.expected == "supported")
 
 
 @dataclass
@@ -259,7 +265,7 @@ def run_experiment(
     for claim in exp.claims:
         try:
             supported, detail = evaluate(claim.check, result.data, claim.params, result.keys)
-            result.claims.append(ClaimResult(claim, supported, detail))
+            result.claims.append(ClaimResult(claim, supported, detail, result.quick))
         except ClaimCheckError as e:
-            result.claims.append(ClaimResult(claim, None, f"cannot be checked: {e}"))
+            result.claims.append(ClaimResult(claim, None, f"cannot be checked: {e}", result.quick))
     return result

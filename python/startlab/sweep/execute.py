@@ -676,6 +676,12 @@ class _Dask(_Backend):
                     time.sleep(0.02)
                     continue
                 for future in batch:
+                    if future.status == "lost" and getattr(client, "status", "") == "running":
+                        # Its result was on a worker that died before this client fetched it;
+                        # the scheduler, still here, computes it again while the future is
+                        # held: wait for it once more.
+                        finished.add(future)
+                        continue
                     pending -= 1
                     yield self._record(future, keys[id(future)])
                     future.release()
