@@ -353,13 +353,13 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
         .collect();
     // A namespace several flows of the kernel's cubic share is read every 5 ms through the run,
     // so that each flow's HyStart exit is matched with the counts around it.
-    let mut shared: Vec<&str> = plan
+    // One sampler per namespace, however its connections are ordered in the plan.
+    let shared: std::collections::BTreeSet<&str> = plan
         .connections
         .iter()
         .filter(|c| c.cc == "cubic" && !alone.contains(&c.src.as_str()))
         .map(|c| c.src.as_str())
         .collect();
-    shared.dedup();
     let samplers: Vec<(&str, CounterSampler)> = shared
         .iter()
         .map(|&src| (src, CounterSampler::start(&host(src).host, 5_000_000)))

@@ -953,13 +953,8 @@ fn resolve_flow(
             .unwrap_or_else(|| registry::DEFAULT_STARTUP.into());
         let mut cc_params = f.cc_params.clone().unwrap_or_default();
         let mut startup_params = f.startup_params.clone().unwrap_or_default();
-        if s.tcp.stack == Some(StackText::Linux) {
-            let hz = f
-                .tcp
-                .as_ref()
-                .and_then(|t| t.hz)
-                .or(s.tcp.hz)
-                .unwrap_or(250);
+        let merged = flow_tcp(f.tcp.as_ref(), &s.tcp);
+        if let (Some(StackText::Linux), Some(hz)) = (s.tcp.stack, merged.hz) {
             linux_controller_defaults(&cc, &mut cc_params, &startup, &mut startup_params, hz);
         }
         controller = Some(
@@ -970,7 +965,6 @@ fn resolve_flow(
         r.startup = Some(startup);
         r.cc_params = Some(cc_params);
         r.startup_params = Some(startup_params);
-        let merged = flow_tcp(f.tcp.as_ref(), &s.tcp);
         check_tcp(&merged, &at("tcp"))?;
         if matches!(
             merged.recovery,
