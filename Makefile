@@ -8,7 +8,8 @@
 #   make kernel-linux  the simulator's Linux stack beside Linux on 26 paths, 3 runs each, and its table (root; ~32 min)
 #   make bpf        the eBPF controllers' object alone, into $(BPF_OBJECT) (out/bpf/startlab.bpf.o);
 #                   STARTLAB_BPF_OBJECT=that-file makes startlab use it without a rebuild
-#   make lint       ruff and mypy
+#   make lint       rustfmt, clippy (warnings are errors), ruff and mypy
+#   make wheel      build the wheel and sdist, install the wheel where no compiler is and run from it
 #   make bench      the Rust benchmarks
 #   make bench-compare BASE=REV  this tree's speed against commit REV, side by side (ratios)
 #   make reproduce  the full reproduction of the papers into out/reproduce (about 13 min on 2 cores)
@@ -71,12 +72,16 @@ $(BIN)/maturin: | $(SYSTEM_STAMP)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet 'maturin>=1.5,<2'
 
+# The kernel world (feature `kernel`: libbpf, TUN, namespaces) is built on Linux only; elsewhere
+# the package is the simulator, the Python API, sweeps and the reproduction.
+KERNEL_FEATURES := $(if $(filter Linux,$(shell uname -s)),--features kernel,)
+
 $(INSTALLED): pyproject.toml | $(BIN)/maturin
-	$(BIN)/maturin develop --release --extras dev
+	$(BIN)/maturin develop --release --extras dev $(KERNEL_FEATURES)
 	touch $@
 
 setup: $(INSTALLED)
-	$(BIN)/maturin develop --release --skip-install --quiet
+	$(BIN)/maturin develop --release --skip-install --quiet $(KERNEL_FEATURES)
 
 demo: setup
 	$(BIN)/startlab run examples/dumbbell-newreno.toml -o out/demo --force
@@ -110,9 +115,17 @@ kernel-accuracy: setup
 	$(BIN)/startlab kernel accuracy -o out/kernel-accuracy.json
 
 lint: setup
-	$(BIN)/ruff check python tests/python
-	$(BIN)/ruff format --check python tests/python
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --features startlab-py/kernel -- -D warnings
+	$(BIN)/ruff check python tests/python bench reproduce
+	$(BIN)/ruff format --check python tests/python bench reproduce
 	$(BIN)/mypy
+
+# The wheel and sdist as users install them (maturin, abi3, no kernel world), checked in a fresh
+# environment without a compiler: .ci/wheel.
+.PHONY: wheel
+wheel: setup
+	bash .ci/wheel
 
 bench:
 	cargo run --release -p startlab-bench

@@ -75,7 +75,8 @@ def main() -> int:
         try:
             base = build(tree, Path(tmp) / "target")
             print(f"this tree vs {args.base}: {args.reps} alternating runs per scenario")
-            print(f"{'scenario':<9} {'cpu here (s)':>12} {'cpu base (s)':>12} {'ratio':>7}  results")
+            header = f"{'scenario':<9} {'cpu here (s)':>12} {'cpu base (s)':>12} {'ratio':>7}"
+            print(f"{header}  results")
             worst = 0.0
             for name in names:
                 ratios, here_cpu, base_cpu = [], [], []

@@ -53,7 +53,7 @@ SCENARIOS = {
     "d": (
         "ns3-d",
         "ns3-d-seed000-table1.toml",
-        "seed 000 Table 1: NewReno, 40 Mbps, 100 ms, ssthresh 32, 20 s",
+        "Wang et al. 2004 Table 1: NewReno, 40 Mbps, 100 ms, ssthresh 32, 20 s",
     ),
 }
 

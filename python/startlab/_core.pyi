@@ -138,6 +138,9 @@ def algorithms() -> list[AlgorithmInfo]:
 class KernelUnavailable(Exception):
     """The machine cannot run the kernel world now."""
 
+HAS_KERNEL_WORLD: bool
+"""Whether this build has the kernel world (the ``kernel`` feature)."""
+
 def kernel_run(
     scenario_json: str,
     realtime_priority: int | None = 50,

@@ -564,13 +564,13 @@ def _kernel_check(args: argparse.Namespace) -> int:
     from startlab import kernel
 
     scenario = Scenario.load(args.scenario, overrides=args.overrides)
-    differences = kernel.check(scenario)
+    differences = _kernel_call(lambda: kernel.check(scenario))
     missing = kernel.preflight()
     print(f"ok: the kernel world can run {args.scenario}")
     if missing:
         print(f"but not on this machine now: {missing}")
     print("Controllers:")
-    for line in kernel.controls(scenario):
+    for line in _kernel_call(lambda: kernel.controls(scenario)):
         print(f"  - {line}")
     print("What Linux does whatever the scenario says:")
     for d in differences:

@@ -21,11 +21,16 @@ from startlab import _core
 from startlab.result import Result
 from startlab.scenario import Scenario, core_error
 
-__all__ = ["KernelUnavailable", "check", "clean", "preflight", "run"]
+__all__ = ["AVAILABLE", "KernelUnavailable", "check", "clean", "preflight", "run"]
 
 KernelUnavailable = _core.KernelUnavailable
 """Raised when this machine cannot run the kernel world now: not root, no TUN devices, no
-``ip`` command, or another kernel run holds the machine."""
+``ip`` command, another kernel run holds the machine, or this build of startlab has no kernel
+world (built without the ``kernel`` feature; see :data:`AVAILABLE`)."""
+
+AVAILABLE: bool = _core.HAS_KERNEL_WORLD
+"""Whether this build of startlab has the kernel world (Linux, built with the ``kernel``
+feature); without it every kernel call raises :class:`KernelUnavailable`."""
 
 
 def preflight() -> str | None:

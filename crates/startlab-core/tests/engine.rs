@@ -456,7 +456,7 @@ size = "{size}"
 
 #[test]
 fn initial_spreading_matches_the_closed_form_of_the_uncongested_case() {
-    // Seed 004 §III.C.1: the whole IW of n segments is acknowledged after RTT + (n - 1) T2
+    // Sallantin et al. 2013 §III.C.1: the whole IW of n segments is acknowledged after RTT + (n - 1) T2
     // without spreading and RTT + (n - 1) RTT / n with it, T2 being the bottleneck's time per
     // packet: the difference is (n - 1)(RTT / n - T2).
     let burst = run_toml(&sallantin_topology("none", "10000B", "2s"))

@@ -5,8 +5,7 @@
 //! handler that raises) tells the run to end, waits for it to remove everything it created, and
 //! then raises.
 
-use super::{run_output, scenario_error};
-use pyo3::create_exception;
+use super::{run_output, scenario_error, KernelUnavailable};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -17,12 +16,6 @@ use startlab_kernel::run::{self, KernelError, KernelFacts, PingSpec, RunOptions}
 use startlab_kernel::traffic::ABORT;
 use std::sync::atomic::Ordering;
 
-create_exception!(
-    _core,
-    KernelUnavailable,
-    pyo3::exceptions::PyException,
-    "The machine cannot run the kernel world now (not root, no TUN, another run holds it)."
-);
 
 fn facts_dict<'py>(py: Python<'py>, f: &KernelFacts) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -220,6 +213,5 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel_controls, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_preflight, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_clean, m)?)?;
-    m.add("KernelUnavailable", m.py().get_type::<KernelUnavailable>())?;
     Ok(())
 }

@@ -6,6 +6,7 @@
 //! schema ([`startlab_core::measure::schema`]), which `schema()` also hands to Python. The
 //! simulation runs with the GIL released.
 
+use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -16,7 +17,20 @@ use startlab_core::measure::schema::{ColumnData, ColumnDef, Table};
 use startlab_core::measure::{self, FlowSeries, Flows, Links, QueueSeries, Report, Windows};
 use startlab_core::scenario;
 
+#[cfg(feature = "kernel")]
 mod kernel;
+#[cfg(not(feature = "kernel"))]
+mod kernel_absent;
+#[cfg(not(feature = "kernel"))]
+use kernel_absent as kernel;
+
+create_exception!(
+    _core,
+    KernelUnavailable,
+    pyo3::exceptions::PyException,
+    "The machine cannot run the kernel world now (not root, no TUN, another run holds it, or \
+     this build has no kernel world)."
+);
 
 fn scenario_error(e: scenario::ScenarioError) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -273,6 +287,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
+    m.add("KernelUnavailable", m.py().get_type::<KernelUnavailable>())?;
+    m.add("HAS_KERNEL_WORLD", cfg!(feature = "kernel"))?;
     kernel::register(m)?;
     Ok(())
 }

@@ -5,6 +5,7 @@ living 30 s. Run it from this folder: ``python dynamic_load.py``."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 LIFETIME = 30.0
 RUN = 1200.0
@@ -37,10 +38,12 @@ queue_series = false
 
 def write(path: str, name: str, what: str, duration: float, starts: list[float]) -> None:
     flows = "".join(
-        f'\n[[flows]]\ncc = "newreno"\nstart = "{s:g}s"\nstop = "{s + LIFETIME:g}s"\n' for s in starts
+        f'\n[[flows]]\ncc = "newreno"\nstart = "{s:g}s"\nstop = "{s + LIFETIME:g}s"\n'
+        for s in starts
     )
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(HEAD.format(name=name, what=what, duration=duration) + flows)
+    Path(path).write_text(
+        HEAD.format(name=name, what=what, duration=duration) + flows, encoding="utf-8"
+    )
 
 
 def main() -> None:
@@ -49,7 +52,8 @@ def main() -> None:
     write(
         "dynamic-load.toml",
         "wang2004-dynamic-load",
-        "In 20 minutes of simulated time\n# 100 connections start at times uniformly distributed over the run.",
+        "In 20 minutes of simulated time\n"
+        "# 100 connections start at times uniformly distributed over the run.",
         RUN,
         starts,
     )
@@ -57,7 +61,8 @@ def main() -> None:
     write(
         "dynamic-load-short.toml",
         "wang2004-dynamic-load-short",
-        f"The shortened version (--quick):\n# the first 5 minutes of dynamic-load.toml, the {len(short)} "
+        "The shortened version (--quick):\n"
+        f"# the first 5 minutes of dynamic-load.toml, the {len(short)} "
         "connections that start and end in them.",
         SHORT_RUN,
         short,

@@ -43,7 +43,8 @@ pub enum CubicConstants {
     Dissertation,
 }
 
-/// How K is computed at the start of an epoch (extraction §8.3).
+/// How K is computed at the start of an epoch: Ha 2009 Eq. 5.2 takes it from W_max·β, the
+/// pseudo-code of Fig. 5.3 (and Linux) from W_last_max − cwnd at the start of the epoch.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum KRule {

@@ -54,12 +54,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GallopVegasConfig {
-    /// Vegas congestion avoidance: grow while Δ < alpha (segments). Seed 003: 1.
+    /// Vegas congestion avoidance: grow while Δ < alpha (segments). Ho et al. §3.2: 1.
     pub alpha: f64,
     /// Slow start: Δ ≥ beta cuts cwnd and ends slow start; congestion avoidance shrinks while
-    /// Δ > beta (segments). Seed 003: 3.
+    /// Δ > beta (segments). Ho et al. §3.2: 3.
     pub beta: f64,
-    /// Slow start: Δ ≥ gamma halves incr (segments). Seed 003: 1.
+    /// Slow start: Δ ≥ gamma halves incr (segments). Ho et al. §3.2: 1.
     pub gamma: f64,
     /// ssthresh = max(FlightSize × loss_beta, 2) on a loss (Vegas: 0.75).
     pub loss_beta: f64,

@@ -15,7 +15,7 @@
 //! On either, `ssthresh = cwnd`: slow start ends without reducing the window, and the controller's
 //! congestion avoidance takes over. It is a [`SlowStart`], so it works on any controller.
 //!
-//! Rounds: the dissertation does not say how a round boundary is found (extraction §2.5); as Linux,
+//! Rounds: the dissertation does not say how a round boundary is found (Ha 2009 Fig. 6.7 says only "at the start of each RTT round"); as Linux,
 //! a round starts on the ACK that advances `snd_una` past `end_seq`, and `end_seq` becomes the
 //! highest segment sent so far.
 //!
@@ -480,7 +480,7 @@ impl SlowStart for HyStart {
         if low {
             // Dissertation only (Linux returned above). Fig. 6.7 sets `found` at any cwnd but
             // exits only if cwnd >= low_ssthresh; read literally, a detection below it would
-            // stop HyStart for good (extraction §2.5). Choice: ignore it and keep detecting,
+            // stop HyStart for good (Ha 2009 Fig. 6.7, the `!found` guard). Choice: ignore it and keep detecting,
             // as the comment on low_ssthresh intends; `latch_below_low_window` keeps the literal
             // reading.
             if self.p.latch_below_low_window {

@@ -150,13 +150,13 @@ impl VegasSlowStartCore {
                 false
             }
             (Some(false), Boundary::Next(stats)) => {
-                // Seed 000 §III.D: the check is made at the start of the round in which cwnd
+                // Wang et al. 2004 §III.D: the check is made at the start of the round in which cwnd
                 // would be doubled, with the RTT of the hold round that just ended.
                 let delta = meter.delta(tcb.cwnd, &stats, self.round_rtt, self.integer_delta);
-                // Seed 003 §2: "When Δ > γ, Vegas leaves the slow-start phase" (strict). A hold
+                // Ho et al. §2: "When Δ > γ, Vegas leaves the slow-start phase" (strict). A hold
                 // round without RTT samples (all retransmissions) gives no evidence: grow.
                 if delta.is_some_and(|d| d > self.gamma) {
-                    // Seed 003 §2: "decreases its congestion window size by 1/8". Never below
+                    // Ho et al. §2: "decreases its congestion window size by 1/8". Never below
                     // two segments unless it was already (ns-2 floors at 2; we never raise).
                     let cut = tcb.cwnd - tcb.cwnd / 8.0;
                     tcb.cwnd = cut.max(tcb.cwnd.min(2.0));
@@ -249,11 +249,11 @@ impl VegasCaCore {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct VegasConfig {
-    /// Congestion avoidance: grow while Δ < alpha (segments). Seed 003 §3.2: 1.
+    /// Congestion avoidance: grow while Δ < alpha (segments). Ho et al. §3.2: 1.
     pub alpha: f64,
-    /// Congestion avoidance: shrink while Δ > beta (segments). Seed 003 §3.2: 3.
+    /// Congestion avoidance: shrink while Δ > beta (segments). Ho et al. §3.2: 3.
     pub beta: f64,
-    /// Slow start ends when Δ > gamma (segments). Seed 003 §2: 1.
+    /// Slow start ends when Δ > gamma (segments). Ho et al. §2: 1.
     pub gamma: f64,
     /// ssthresh = max(FlightSize × loss_beta, 2) on a loss. Vegas (and ns-2's Vegas) takes a
     /// quarter off the window on a fast retransmit: 0.75; Linux's Vegas uses Reno's 0.5.
@@ -424,7 +424,7 @@ impl CongestionControl for Vegas {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct VegasSsConfig {
-    /// Slow start ends when Δ > gamma (segments). Seed 003 §2: 1.
+    /// Slow start ends when Δ > gamma (segments). Ho et al. §2: 1.
     pub gamma: f64,
     /// Which RTT of a round is D in eq. (1).
     pub round_rtt: RoundRtt,
