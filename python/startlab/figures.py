@@ -13,7 +13,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 import polars as pl
@@ -24,6 +24,8 @@ from startlab.sweep.model import (
     FAMILIES,
     NS_PER_S,
     Axis,
+    MetricColumn,
+    PlanShape,
     file_name,
     format_number,
     parse_quantity,
@@ -34,10 +36,7 @@ from startlab.sweep.table import aggregate, axis_cell
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from startlab.result import Result
-    from startlab.sweep.metrics import Metric
     from startlab.sweep.model import PlotSpec
-    from startlab.sweep.plan import SweepPlan
 
 __all__ = [
     "comparison_figure",
@@ -50,6 +49,25 @@ __all__ = [
     "write_all",
 ]
 
+
+class RunTables(Protocol):
+    """What the figures of a run read of it (:class:`startlab.result.Result` is one): its name,
+    its tables and its goodput per interval. Declared here so that drawing a run does not
+    import the module that holds runs."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def flows(self) -> pl.DataFrame: ...
+    @property
+    def flow_series(self) -> pl.DataFrame: ...
+    @property
+    def queue_series(self) -> pl.DataFrame: ...
+    @property
+    def links(self) -> pl.DataFrame: ...
+    def throughput(self, interval_s: float) -> pl.DataFrame: ...
+
+
 # == the plots of a run ===========================================================================
 
 MAX_LEGEND_FLOWS = 10
@@ -61,7 +79,7 @@ _FIGSIZE = (10.0, 5.0)
 _DPI = 110
 
 
-def cwnd(result: Result, path: str | os.PathLike[str]) -> Path:
+def cwnd(result: RunTables, path: str | os.PathLike[str]) -> Path:
     """Congestion window (solid) and slow-start threshold (dashed, where finite) of every TCP
     flow over time, in segments."""
     fig, ax = _figure()
@@ -104,7 +122,7 @@ def cwnd(result: Result, path: str | os.PathLike[str]) -> Path:
     return _save(fig, path)
 
 
-def queue(result: Result, path: str | os.PathLike[str]) -> Path:
+def queue(result: RunTables, path: str | os.PathLike[str]) -> Path:
     """Queue length (packets waiting) of every sampled link over time, one panel per link,
     with the queue limit as a dotted line."""
     series = result.queue_series
@@ -138,7 +156,7 @@ def queue(result: Result, path: str | os.PathLike[str]) -> Path:
 
 
 def throughput(
-    result: Result, path: str | os.PathLike[str], *, interval_s: float | None = None
+    result: RunTables, path: str | os.PathLike[str], *, interval_s: float | None = None
 ) -> Path:
     """Goodput (in-order bytes delivered) of every TCP flow over time, in Mbit/s, averaged over
     ``interval_s`` (by default about 1/100 of the run), with the bottleneck rate dotted."""
@@ -184,7 +202,7 @@ def throughput(
     return _save(fig, path)
 
 
-def write_all(result: Result, directory: str | os.PathLike[str]) -> list[Path]:
+def write_all(result: RunTables, directory: str | os.PathLike[str]) -> list[Path]:
     """Write ``cwnd.png``, ``queue.png`` and ``throughput.png`` into ``directory``."""
     directory = Path(directory)
     return [
@@ -215,7 +233,7 @@ def _finish(fig: Figure, ax: Axes, *, title: str, ylabel: str, legend: bool, not
         )
 
 
-def _groups(result: Result) -> list[tuple[str, list[int]]]:
+def _groups(result: RunTables) -> list[tuple[str, list[int]]]:
     """The flows of ``flow_series`` in legend groups: one per flow, or per label when there are
     more than MAX_LEGEND_FLOWS flows (then all in one group if the labels are still too many)."""
     series = result.flow_series
@@ -278,7 +296,7 @@ def _nice_interval(target: float) -> float:
     return 10.0 ** (exponent + 1)  # pragma: no cover
 
 
-def _capacity_bps(result: Result) -> float | None:
+def _capacity_bps(result: RunTables) -> float | None:
     rows = result.links.filter(
         (pl.col("alias") == "bottleneck") | pl.col("alias").str.contains(r"^hop[0-9]+$")
     )
@@ -309,7 +327,7 @@ def _rate(bps: float) -> str:
 # == the plots of a sweep =========================================================================
 
 
-def draw_plots(plan: SweepPlan, table: pl.DataFrame, directory: str | Path) -> list[Path]:
+def draw_plots(plan: PlanShape, table: pl.DataFrame, directory: str | Path) -> list[Path]:
     """Draw every plot of the plan from its results table into ``directory``; returns the
     files written."""
     directory = Path(directory)
@@ -319,7 +337,7 @@ def draw_plots(plan: SweepPlan, table: pl.DataFrame, directory: str | Path) -> l
     return written
 
 
-def draw_plot(plan: SweepPlan, spec: PlotSpec, table: pl.DataFrame, directory: Path) -> list[Path]:
+def draw_plot(plan: PlanShape, spec: PlotSpec, table: pl.DataFrame, directory: Path) -> list[Path]:
     """Draw one plot (one file per combination of the axes it leaves free)."""
     data = table
     for name, chosen in spec.where:
@@ -403,7 +421,7 @@ def _combinations(dimensions: Sequence[Sequence[Axis]]) -> list[list[tuple[Axis,
 
 
 def _draw_panel(
-    ax: Axes, plan: SweepPlan, spec: PlotSpec, panel: pl.DataFrame, scale: float
+    ax: Axes, plan: PlanShape, spec: PlotSpec, panel: pl.DataFrame, scale: float
 ) -> None:
     x_axis = plan.axis(spec.x)
     positions, numeric = _x_positions(x_axis)
@@ -532,7 +550,7 @@ def _display_unit(family: str, values: Sequence[float]) -> tuple[float, str]:
     return steps[-1][1], steps[-1][2]
 
 
-def _y_unit(y: str, metric: Metric | None, data: pl.DataFrame) -> tuple[float, str]:
+def _y_unit(y: str, metric: MetricColumn | None, data: pl.DataFrame) -> tuple[float, str]:
     if metric is None:
         return 1.0, {"wall_time_s": "simulation wall time (s)", "events": "events"}.get(y, y)
     unit = metric.unit
@@ -652,7 +670,7 @@ SERIES = {
 
 
 def series_figure(
-    results: Mapping[str, Result],
+    results: Mapping[str, RunTables],
     panels: Sequence[Mapping[str, Any]],
     path: str | os.PathLike[str],
     *,
@@ -723,7 +741,7 @@ def series_figure(
     return _save(fig, path)
 
 
-def _flow_names(result: Result) -> dict[int, str]:
+def _flow_names(result: RunTables) -> dict[int, str]:
     flows = result.flows
     return dict(zip(flows["flow"].to_list(), flows["label"].to_list(), strict=True))
 

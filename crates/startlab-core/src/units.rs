@@ -43,11 +43,11 @@ impl Rate {
 impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.bits_per_second;
-        if b != 0 && b % 1_000_000_000 == 0 {
+        if b != 0 && b.is_multiple_of(1_000_000_000) {
             write!(f, "{}Gbps", b / 1_000_000_000)
-        } else if b != 0 && b % 1_000_000 == 0 {
+        } else if b != 0 && b.is_multiple_of(1_000_000) {
             write!(f, "{}Mbps", b / 1_000_000)
-        } else if b != 0 && b % 1_000 == 0 {
+        } else if b != 0 && b.is_multiple_of(1_000) {
             write!(f, "{}kbps", b / 1_000)
         } else {
             write!(f, "{}bps", b)

@@ -94,7 +94,8 @@ fn broken(d: &Driver) -> Option<String> {
     if !(t.cwnd.is_finite() && t.cwnd >= 1.0) {
         return Some(format!("cwnd {}", t.cwnd));
     }
-    if !(t.ssthresh >= 2.0) {
+    // Written so that NaN fails too.
+    if t.ssthresh.is_nan() || t.ssthresh < 2.0 {
         return Some(format!("ssthresh {}", t.ssthresh));
     }
     if t.pacing_rate.is_some_and(|r| r.bps() == 0) {

@@ -148,7 +148,7 @@ fn newreno_recovers_from_several_losses_in_one_window_in_one_recovery() {
     let mut sim = build_toml(ONE_FLOW);
     let l = sim.network().find_link("bottleneck").unwrap() as usize;
     for seq in [30, 33, 36] {
-        sim.network_mut().links[l as usize].lose_once(0, seq);
+        sim.network_mut().links[l].lose_once(0, seq);
     }
     let r = sim.run();
     let f = &r.flows.row(0);
@@ -167,7 +167,7 @@ fn newreno_recovers_from_many_losses_with_one_timeout() {
     let mut sim = build_toml(ONE_FLOW);
     let l = sim.network().find_link("bottleneck").unwrap() as usize;
     for seq in 30..45 {
-        sim.network_mut().links[l as usize].lose_once(0, seq);
+        sim.network_mut().links[l].lose_once(0, seq);
     }
     let r = sim.run();
     let f = &r.flows.row(0);
@@ -184,7 +184,7 @@ fn reno_falls_back_to_a_timeout_or_repeated_recoveries_where_newreno_does_not() 
     let mut sim = build_toml(&text);
     let l = sim.network().find_link("bottleneck").unwrap() as usize;
     for seq in [30, 33, 36] {
-        sim.network_mut().links[l as usize].lose_once(0, seq);
+        sim.network_mut().links[l].lose_once(0, seq);
     }
     let r = sim.run();
     let f = &r.flows.row(0);
@@ -202,7 +202,7 @@ fn sack_recovery_repairs_several_holes_in_one_round() {
     let mut sim = build_toml(&text);
     let l = sim.network().find_link("bottleneck").unwrap() as usize;
     for seq in [30, 33, 36] {
-        sim.network_mut().links[l as usize].lose_once(0, seq);
+        sim.network_mut().links[l].lose_once(0, seq);
     }
     let r = sim.run();
     let f = &r.flows.row(0);
@@ -215,7 +215,7 @@ fn sack_recovery_repairs_several_holes_in_one_round() {
     // sooner than NewReno, which needs one round per hole.
     let mut nr = build_toml(ONE_FLOW);
     for seq in [30, 33, 36] {
-        nr.network_mut().links[l as usize].lose_once(0, seq);
+        nr.network_mut().links[l].lose_once(0, seq);
     }
     let nr = nr.run();
     assert!(
@@ -613,10 +613,7 @@ start = "2s"
     assert_eq!(a.completion_ns, None);
     // Nothing is sampled after the stop, and the delivered bytes do not move after it.
     let fs = &r.flow_series;
-    let last_a = (0..fs.time_ns.len())
-        .filter(|&i| fs.flow[i] == 0)
-        .last()
-        .unwrap();
+    let last_a = (0..fs.time_ns.len()).rfind(|&i| fs.flow[i] == 0).unwrap();
     assert_eq!(fs.time_ns[last_a], 3_000_000_000);
     assert!(fs.delivered_bytes[last_a] <= a.delivered_bytes);
     // The second connection goes on: it delivers more after the stop than before.

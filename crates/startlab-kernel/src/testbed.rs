@@ -191,10 +191,14 @@ fn side(net: &Network, node: NodeId) -> usize {
     usize::from(!name.ends_with('s'))
 }
 
+/// Per host: its side of the topology, its sysctls as (name, value), and the flow entry that
+/// set them.
+type HostSettings = (usize, Vec<(String, String)>, usize);
+
 /// Lays the plan's connections out on hosts and routes, refusing by field what one host
 /// cannot hold (two entries asking for different sysctls on it).
 pub fn layout(net: &Network, plan: &KernelPlan) -> Result<Layout, ScenarioError> {
-    let mut hosts: BTreeMap<NodeId, (usize, Vec<(String, String)>, usize)> = BTreeMap::new();
+    let mut hosts: BTreeMap<NodeId, HostSettings> = BTreeMap::new();
     let mut routes: BTreeMap<(NodeId, NodeId), RouteOptions> = BTreeMap::new();
     for c in &plan.connections {
         let t = plan.tcp[c.entry]

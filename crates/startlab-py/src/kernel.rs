@@ -16,7 +16,6 @@ use startlab_kernel::run::{self, KernelError, KernelFacts, PingSpec, RunOptions}
 use startlab_kernel::traffic::ABORT;
 use std::sync::atomic::Ordering;
 
-
 fn facts_dict<'py>(py: Python<'py>, f: &KernelFacts) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("kernel_release", &f.kernel_release)?;

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from startlab import _core
 from startlab.scenario import ScenarioError, core_error, describe_type
@@ -249,6 +249,38 @@ TCP_KINDS = ("tcp", "tcp-arrivals")
 """Flow kinds that run TCP (what ``algorithm``, ``cc`` and ``startup`` set)."""
 
 _RANGE_KEYS = ("from", "to", "steps", "step", "count", "scale")
+
+
+class MetricColumn(Protocol):
+    """What the results table and the sweep plots need of a metric: a column
+    (:class:`startlab.sweep.metrics.Metric` is one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def unit(self) -> str: ...
+
+
+class PlanShape(Protocol):
+    """What the results table and the sweep plots need of a plan: its name, axes, metrics and
+    plots (:class:`startlab.sweep.plan.SweepPlan` is one). Declared here, below the plan, so
+    that the modules that only read a plan do not import the module that builds it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def axes(self) -> Sequence[Axis]: ...
+    @property
+    def dimensions(self) -> Sequence[Sequence[Axis]]: ...
+    @property
+    def metrics(self) -> Sequence[MetricColumn]: ...
+    @property
+    def plots(self) -> Sequence[PlotSpec]: ...
+    def axis(self, name: str) -> Axis: ...
 
 
 @dataclass(frozen=True)

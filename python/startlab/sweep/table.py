@@ -6,21 +6,19 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
 from startlab.sweep.model import (
     FIXED_COLUMNS,
     Axis,
+    PlanShape,
     Point,
     numeric_column,
     parse_quantity,
     toml_value,
 )
-
-if TYPE_CHECKING:
-    from startlab.sweep.plan import SweepPlan
 
 __all__ = [
     "FIXED_COLUMNS",
@@ -33,7 +31,7 @@ __all__ = [
 
 
 def results_table(
-    plan: SweepPlan, points: Sequence[Point], records: Mapping[str, Mapping[str, Any]]
+    plan: PlanShape, points: Sequence[Point], records: Mapping[str, Mapping[str, Any]]
 ) -> pl.DataFrame:
     """One row per point, in order: ``point``, ``key``, ``status``, ``error``, the axis values
     (with a numeric copy of axes written with units: ``rtt`` and ``rtt_s``), ``seed``, the

@@ -244,11 +244,9 @@ fn per_1024(x: f64) -> u32 {
 /// round(1 / x) from the Q32.32 value, as the port computes it; 0 for x = 0.
 fn reciprocal(x: f64) -> u32 {
     let q = q32(x);
-    if q == 0 {
-        0
-    } else {
-        (((1u64 << 32) + q / 2) / q) as u32
-    }
+    ((1u64 << 32) + q / 2)
+        .checked_div(q)
+        .map_or(0, |r| r as u32)
 }
 
 /// floor(∛x), exact (the port's `cubic_icbrt`). tcp_cubic.c's `cubic_root` (a table lookup and
@@ -382,7 +380,7 @@ impl KernelCubic {
             let d = (self.delay_min as u64 * self.hz).div_ceil(1_000_000);
             let t = (now.wrapping_sub(epoch_start).wrapping_add(d) << 10) / self.hz;
             let k = self.k as u64;
-            let offs = if t < k { k - t } else { t - k };
+            let offs = k.abs_diff(t);
             // bictcp_update: delta = cube_rtt_scale offs³ >> 40 (u64, then u32).
             let delta = ((self.cube_rtt_scale as u64)
                 .wrapping_mul(offs)

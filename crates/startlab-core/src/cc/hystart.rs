@@ -255,11 +255,7 @@ fn sk_pacing_rate(tcb: &Tcb) -> u64 {
         .saturating_mul(80_000 * ratio)
         .saturating_mul(cwnd.max(tcb.flight_size() as u64));
     let srtt_us = tcb.srtt.map_or(0, |d| d.as_nanos() / 1000 * 8);
-    if srtt_us > 0 {
-        rate / srtt_us
-    } else {
-        rate
-    }
+    rate.checked_div(srtt_us).unwrap_or(rate)
 }
 
 /// Linux `hystart_ack_delay`: the TSO/GRO cushion, min(1 ms, 4 x GSO size / sk_pacing_rate) in

@@ -5,18 +5,13 @@ use super::{Ack, SlowStart, Tcb};
 use crate::time::Time;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Standard slow start's parameters; the default counts ACKs (RFC 5681).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StandardConfig {
     /// RFC 3465 limit L in segments: grow by min(segments acked, L) per ACK. 0 counts ACKs
     /// instead (RFC 5681: one segment per ACK, whatever it acknowledges).
     pub abc_limit: u32,
-}
-
-impl Default for StandardConfig {
-    fn default() -> Self {
-        StandardConfig { abc_limit: 0 }
-    }
 }
 
 impl AlgorithmConfig for StandardConfig {
