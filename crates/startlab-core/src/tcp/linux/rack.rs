@@ -3,7 +3,7 @@
 //! delivered and more than `RACK.rtt + reo_wnd` has passed since it was sent. The same rule
 //! finds lost retransmissions, which duplicate-ACK counting cannot.
 
-use super::scoreboard::{Scoreboard, SegState};
+use crate::tcp::scoreboard::{Scoreboard, SegState};
 use crate::time::{Duration, Time};
 
 /// The RACK state of one connection (`tp->rack`).
