@@ -2,6 +2,10 @@
 //! selective acknowledgements, delayed ACKs, fast retransmit with Reno / NewReno / SACK-based
 //! recovery, RFC 6298 retransmission timer, optional handshake and pacing.
 //!
+//! The sender runs one of two stacks ([`Stack`]), each a type with its own state: the ns-2-era
+//! stack of the papers (`ns2`) or Linux's ([`linux`]: RACK-TLP, PRR, undo and F-RTO, and the
+//! receiver's ACK policy). Both share the [`sender`]'s window, timers and transmission path.
+//!
 //! Both endpoints are clock-free (as quinn-proto): they never read a clock; every call gets `now`
 //! and returns the packets to send in an [`Outbox`]; the simulation asks them when their timers
 //! are due. Sequence numbers count segments, not bytes: every segment but the last of a finite
@@ -16,6 +20,7 @@ pub mod rtt;
 mod scoreboard;
 pub mod sender;
 
+/// Linux's receiver ACK policy, also reachable as `tcp::linux_acks`.
 pub use linux::acks as linux_acks;
 
 pub use receiver::TcpReceiver;
@@ -29,7 +34,7 @@ use crate::time::Duration;
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Stack {
     /// The ns-2-era sender of the papers: RFC 5681 / 6582 / 6675 recovery on duplicate ACKs
-    /// and SACK, RFC 6298 timer, Eifel undo (see [`ns2`]).
+    /// and SACK, RFC 6298 timer, Eifel undo (`tcp/ns2`).
     Ns2 { recovery: Recovery },
     /// Linux's recovery on a SACK scoreboard (`tcp_fastretrans_alert`): the states Open,
     /// Disorder, CWR, Recovery and Loss, recovery left when everything sent before it is

@@ -141,7 +141,7 @@ impl Ns2Recovery {
         }
         let acked = ack - una_before;
         if acked > 0 {
-            self.on_new_data_acked(c, now, acked, delivered, ack, cong_controlled, out);
+            self.on_new_data_acked(c, now, acked, delivered, cong_controlled, out);
         } else if c.packets_out() > 0 {
             if delivered == 0 {
                 c.cc.cwnd_event(&mut c.tcb, CwndEvent::DupAck, now);
@@ -185,10 +185,11 @@ impl Ns2Recovery {
         now: Time,
         acked: u32,
         delivered: u32,
-        ack: u32,
         cong_controlled: bool,
         out: &mut Outbox,
     ) {
+        // The cumulative ACK.
+        let ack = c.tcb.snd_una;
         let mut restart_timer = true;
         match c.tcb.ca_state {
             CaState::Recovery => {

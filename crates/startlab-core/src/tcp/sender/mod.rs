@@ -1,6 +1,7 @@
 //! The sending end: what both stacks share (window, scoreboard, RTT estimator, retransmission
 //! timer, pacing, handshake and transmission) and the stack that runs its ACK processing and
-//! loss recovery ([`StackState`]: the ns-2 stack in [`super::ns2`], Linux's in [`super::linux`]).
+//! loss recovery (`StackState`: the ns-2 stack in `tcp/ns2`, Linux's in [`super::linux`]),
+//! chosen once from [`TcpConfig::stack`](super::TcpConfig::stack).
 //!
 //! Accounting follows Linux `tcp_packets_in_flight` and RFC 6675's pipe:
 //! `in_flight = packets_out - sacked_out - lost_out + retrans_out`, with `packets_out =
