@@ -705,11 +705,12 @@ fn host_tcp(at: &str, cfg: &TcpConfig) -> Result<HostTcp, ScenarioError> {
             format!("{} B: a kernel segment carries 76 to 1460 bytes of payload (the TUN device's 1500-byte MTU, less IP and TCP headers; 1448 with timestamps)", cfg.mss_bytes),
         ));
     }
-    if cfg.stack
-        == (Stack::Ns2 {
-            recovery: Recovery::Reno,
-        })
-    {
+    if matches!(
+        cfg.stack,
+        Stack::Ns2 {
+            recovery: Recovery::Reno
+        }
+    ) {
         return Err(refuse(
             format!("{at}.tcp.recovery"),
             "Reno's fast recovery (cc = \"reno\" without SACK, or recovery = \"reno\") is not Linux's: it recovers as NewReno without SACK (RFC 6582) and by SACK with it; use cc = \"newreno\", recovery = \"newreno\" or sack = true",

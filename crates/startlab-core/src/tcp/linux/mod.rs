@@ -1,5 +1,5 @@
-//! The Linux 6.18 stack: the sender's ACK processing and loss recovery ([`recovery`]: RACK-TLP,
-//! PRR, `tcp_enter_loss`), its undo and F-RTO ([`undo`]), RACK itself ([`rack`]) and the
+//! The Linux 6.18 stack: the sender's ACK processing and loss recovery (`recovery`: RACK-TLP,
+//! PRR, `tcp_enter_loss`), its undo and F-RTO (`undo`), RACK itself (`rack`) and the
 //! receiver's ACK policy ([`acks`]).
 
 pub mod acks;
