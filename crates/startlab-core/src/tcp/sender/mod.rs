@@ -53,10 +53,11 @@ pub struct SlowStartExit {
 /// the scoreboard and of the queues, whatever a controller's parameters make of cwnd.
 pub const CWND_CLAMP_SEGMENTS: f64 = (1 << 20) as f64;
 
+/// One connection's sending end: the state both stacks share, and the stack's own.
 #[derive(Debug)]
 pub struct TcpSender {
     pub(in crate::tcp) conn: Connection,
-    /// Chosen once from `cfg.stack`.
+    /// Chosen once from `conn.cfg.stack`.
     pub(in crate::tcp) stack: StackState,
 }
 
