@@ -40,7 +40,7 @@ struct Delivery {
 
 impl Delivery {
     fn note(&mut self, s: &SegState) {
-        if self.newest.map_or(true, |n| s.sent_at >= n.sent_at) {
+        if self.newest.is_none_or(|n| s.sent_at >= n.sent_at) {
             self.newest = Some(*s);
         }
     }

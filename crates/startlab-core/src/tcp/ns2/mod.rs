@@ -78,7 +78,7 @@ impl Ns2Recovery {
         // The most recently sent segment this ACK delivers: RTT and rate samples come from it.
         let mut newest: Option<SegState> = None;
         let note = |s: &SegState, newest: &mut Option<SegState>| {
-            if newest.map_or(true, |n| s.sent_at >= n.sent_at) {
+            if newest.is_none_or(|n| s.sent_at >= n.sent_at) {
                 *newest = Some(*s);
             }
         };
