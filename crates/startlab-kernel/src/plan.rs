@@ -12,7 +12,7 @@ use startlab_bpf::{ControllerSpec, Controllers};
 use startlab_core::cc::registry::ControllerFactory;
 use startlab_core::scenario::{ResolvedScenario, ScenarioError, Traffic};
 use startlab_core::tcp::{
-    AckPolicy, FlowSize, LossDetection, Pacing, Recovery, RtoAlgorithm, TcpConfig,
+    AckPolicy, FlowSize, LossDetection, Pacing, Recovery, RtoAlgorithm, Stack, TcpConfig,
 };
 use startlab_core::time::Duration;
 use startlab_core::traffic::{arrivals_stream, source_stream, ArrivalDraws, UdpSource};
@@ -681,8 +681,8 @@ impl LinuxPieces {
         self.receiver &= matches!(cfg.ack_policy, AckPolicy::Linux(_));
         self.rto &= cfg.rto_algorithm == RtoAlgorithm::Linux;
         self.header &= cfg.mss_bytes > 1448 || cfg.header_bytes >= 52;
-        self.recovery &= cfg.recovery == Recovery::Prr
-            && cfg.loss_detection == LossDetection::Rack { tlp: true };
+        self.recovery &=
+            cfg.stack == Stack::Linux && cfg.loss_detection == LossDetection::Rack { tlp: true };
         if let Some(hz) = kernel_hz() {
             let jiffy = Duration::from_nanos(1_000_000_000 / hz);
             self.clock &= (cfg.rto_algorithm != RtoAlgorithm::Linux
@@ -705,7 +705,12 @@ fn host_tcp(at: &str, cfg: &TcpConfig) -> Result<HostTcp, ScenarioError> {
             format!("{} B: a kernel segment carries 76 to 1460 bytes of payload (the TUN device's 1500-byte MTU, less IP and TCP headers; 1448 with timestamps)", cfg.mss_bytes),
         ));
     }
-    if cfg.recovery == Recovery::Reno {
+    if matches!(
+        cfg.stack,
+        Stack::Ns2 {
+            recovery: Recovery::Reno
+        }
+    ) {
         return Err(refuse(
             format!("{at}.tcp.recovery"),
             "Reno's fast recovery (cc = \"reno\" without SACK, or recovery = \"reno\") is not Linux's: it recovers as NewReno without SACK (RFC 6582) and by SACK with it; use cc = \"newreno\", recovery = \"newreno\" or sack = true",

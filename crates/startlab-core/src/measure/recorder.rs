@@ -169,14 +169,14 @@ impl Recorder {
         self.flow_series.push(FlowSample {
             time_ns: now.as_nanos() as i64,
             flow: f,
-            cwnd: s.tcb.cwnd,
-            ssthresh: Some(s.tcb.ssthresh).filter(|x| x.is_finite()),
+            cwnd: s.tcb().cwnd,
+            ssthresh: Some(s.tcb().ssthresh).filter(|x| x.is_finite()),
             srtt_ns: s.srtt().map(|d| d.as_nanos() as i64),
-            rtt_ns: s.tcb.latest_rtt.map(|d| d.as_nanos() as i64),
+            rtt_ns: s.tcb().latest_rtt.map(|d| d.as_nanos() as i64),
             in_flight: s.in_flight(),
             delivered_bytes: receiver.delivered_bytes,
             phase: s.phase() as u8,
-            pacing_rate_bps: s.tcb.pacing_rate.map(|r| r.bps_f64()),
+            pacing_rate_bps: s.tcb().pacing_rate.map(|r| r.bps_f64()),
         });
     }
 
@@ -238,7 +238,7 @@ pub fn tcp_summary(f: TcpFlowFacts<'_>, net: &Network, end: Time) -> FlowSummary
     let s = f.sender;
     let node = |n: NodeId| net.nodes[n as usize].name.clone();
     let stop = s.closed_at().unwrap_or(end).min(end);
-    let exit = s.ss_exit;
+    let exit = s.ss_exit();
     let verdicts = s.loss_verdicts();
     FlowSummary {
         flow: f.flow,
@@ -248,28 +248,30 @@ pub fn tcp_summary(f: TcpFlowFacts<'_>, net: &Network, end: Time) -> FlowSummary
         startup: Some(f.startup.to_string()),
         src: node(s.node()),
         dst: node(s.peer()),
-        start_ns: s.start_time.as_nanos() as i64,
-        size_bytes: s.size().total_bytes(s.tcb.mss_bytes).map(|b| b as i64),
+        start_ns: s.start_time().as_nanos() as i64,
+        size_bytes: s.size().total_bytes(s.tcb().mss_bytes).map(|b| b as i64),
         delivered_bytes: f.delivered_bytes,
         goodput_bps: if s.is_started() {
-            goodput_bps(f.delivered_bytes, s.start_time, stop)
+            goodput_bps(f.delivered_bytes, s.start_time(), stop)
         } else {
             0.0
         },
-        sent_packets: s.stats.sent_packets,
-        retransmissions: s.stats.retransmissions,
-        timeouts: s.stats.timeouts,
-        fast_recoveries: s.stats.fast_recoveries,
-        undos: Some(s.stats.undos),
+        sent_packets: s.stats().sent_packets,
+        retransmissions: s.stats().retransmissions,
+        timeouts: s.stats().timeouts,
+        fast_recoveries: s.stats().fast_recoveries,
+        undos: Some(s.stats().undos),
         drops: Some(f.drops),
         // After the flow's start, as the completion time (docs/python.md, flows table).
-        ss_exit_ns: exit.map(|e| (e.time - s.start_time).as_nanos() as i64),
+        ss_exit_ns: exit.map(|e| (e.time - s.start_time()).as_nanos() as i64),
         ss_exit_cwnd: exit.map(|e| e.cwnd),
         ss_exit_reason: exit.map(|e| e.reason.to_string()),
         congestion_losses: verdicts.map(|v| v.congestion as i64),
         noncongestion_losses: verdicts.map(|v| v.non_congestion as i64),
-        completion_ns: s.completed_at.map(|c| (c - s.start_time).as_nanos() as i64),
-        min_rtt_ns: s.tcb.min_rtt.map(|d| d.as_nanos() as i64),
+        completion_ns: s
+            .completed_at()
+            .map(|c| (c - s.start_time()).as_nanos() as i64),
+        min_rtt_ns: s.tcb().min_rtt.map(|d| d.as_nanos() as i64),
     }
 }
 

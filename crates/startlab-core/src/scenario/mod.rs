@@ -1313,15 +1313,16 @@ fn build_network(t: &Topology, seed: u64) -> Result<Network, ScenarioError> {
 pub fn tcp_config(t: &TcpSpec, default_recovery: &str) -> TcpConfig {
     let mss = t.mss.unwrap().0 as u32;
     let sack = t.sack.unwrap();
-    let recovery = match t.recovery.unwrap() {
-        RecoveryText::Reno => Recovery::Reno,
-        RecoveryText::Newreno => Recovery::NewReno,
-        RecoveryText::Sack => Recovery::Sack,
-        RecoveryText::Prr => Recovery::Prr,
-        RecoveryText::Auto if sack => Recovery::Sack,
+    let ns2 = |recovery| crate::tcp::Stack::Ns2 { recovery };
+    let stack = match t.recovery.unwrap() {
+        RecoveryText::Reno => ns2(Recovery::Reno),
+        RecoveryText::Newreno => ns2(Recovery::NewReno),
+        RecoveryText::Sack => ns2(Recovery::Sack),
+        RecoveryText::Prr => crate::tcp::Stack::Linux,
+        RecoveryText::Auto if sack => ns2(Recovery::Sack),
         RecoveryText::Auto => match default_recovery {
-            "reno" => Recovery::Reno,
-            _ => Recovery::NewReno,
+            "reno" => ns2(Recovery::Reno),
+            _ => ns2(Recovery::NewReno),
         },
     };
     TcpConfig {
@@ -1344,7 +1345,7 @@ pub fn tcp_config(t: &TcpSpec, default_recovery: &str) -> TcpConfig {
         delayed_ack: t.delayed_ack.unwrap(),
         delayed_ack_timeout: t.delayed_ack_timeout.unwrap().0,
         sack,
-        recovery,
+        stack,
         dupack_threshold: t.dupack_threshold.unwrap(),
         min_rto: t.min_rto.unwrap().0,
         max_rto: t.max_rto.unwrap().0,

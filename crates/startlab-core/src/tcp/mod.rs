@@ -2,19 +2,26 @@
 //! selective acknowledgements, delayed ACKs, fast retransmit with Reno / NewReno / SACK-based
 //! recovery, RFC 6298 retransmission timer, optional handshake and pacing.
 //!
+//! The sender runs one of two stacks ([`Stack`]), each a type with its own state: the ns-2-era
+//! stack of the papers (`ns2`) or Linux's ([`linux`]: RACK-TLP, PRR, undo and F-RTO, and the
+//! receiver's ACK policy). Both share the [`sender`]'s window, timers and transmission path.
+//!
 //! Both endpoints are clock-free (as quinn-proto): they never read a clock; every call gets `now`
 //! and returns the packets to send in an [`Outbox`]; the simulation asks them when their timers
 //! are due. Sequence numbers count segments, not bytes: every segment but the last of a finite
 //! flow carries `mss` bytes.
 
 pub mod intervals;
-pub mod linux_acks;
+pub mod linux;
+mod ns2;
 mod pacer;
-mod rack;
 pub mod receiver;
 pub mod rtt;
 mod scoreboard;
 pub mod sender;
+
+/// Linux's receiver ACK policy, also reachable as `tcp::linux_acks`.
+pub use linux::acks as linux_acks;
 
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
@@ -22,7 +29,33 @@ pub use sender::TcpSender;
 use crate::net::Packet;
 use crate::time::Duration;
 
-/// Loss recovery after three duplicate ACKs.
+/// Whose sender runs the connection: its ACK processing, loss recovery and timers beyond the
+/// RTO (everything else is shared, in [`sender`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Stack {
+    /// The ns-2-era sender of the papers: RFC 5681 / 6582 / 6675 recovery on duplicate ACKs
+    /// and SACK, RFC 6298 timer, Eifel undo (`tcp/ns2`).
+    Ns2 { recovery: Recovery },
+    /// Linux's recovery on a SACK scoreboard (`tcp_fastretrans_alert`): the states Open,
+    /// Disorder, CWR, Recovery and Loss, recovery left when everything sent before it is
+    /// acknowledged, and cwnd brought to ssthresh by Proportional Rate Reduction (RFC 6937,
+    /// `tcp_cwnd_reduction`); RACK-TLP, undo and F-RTO (see [`linux`]).
+    Linux,
+}
+
+impl Stack {
+    /// Uses a SACK scoreboard.
+    pub fn uses_sack(self) -> bool {
+        matches!(
+            self,
+            Stack::Ns2 {
+                recovery: Recovery::Sack
+            } | Stack::Linux
+        )
+    }
+}
+
+/// The ns-2 stack's loss recovery after three duplicate ACKs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Recovery {
     /// RFC 5681 §3.2: fast retransmit, window inflation, leave on the first ACK of new data.
@@ -32,18 +65,6 @@ pub enum Recovery {
     NewReno,
     /// RFC 6675: a SACK scoreboard, the pipe estimate and NextSeg().
     Sack,
-    /// Linux's recovery on a SACK scoreboard (`tcp_fastretrans_alert`): the states Open,
-    /// Disorder, CWR, Recovery and Loss, recovery left when everything sent before it is
-    /// acknowledged, and cwnd brought to ssthresh by Proportional Rate Reduction (RFC 6937,
-    /// `tcp_cwnd_reduction`).
-    Prr,
-}
-
-impl Recovery {
-    /// Uses a SACK scoreboard.
-    pub fn uses_sack(self) -> bool {
-        matches!(self, Recovery::Sack | Recovery::Prr)
-    }
 }
 
 /// When the receiver acknowledges and what window it offers.
@@ -53,8 +74,8 @@ pub enum AckPolicy {
     /// `delayed_ack_timeout`); the window is `receive_window`.
     Rfc5681,
     /// Linux's receiver: quick ACKs, delayed ACKs on `ato`, SACK compression, and a receive
-    /// window that autotunes (see [`linux_acks`]).
-    Linux(linux_acks::LinuxAckConfig),
+    /// window that autotunes (see [`linux::acks`]).
+    Linux(linux::acks::LinuxAckConfig),
 }
 
 /// How the sender decides that a segment is lost.
@@ -116,7 +137,8 @@ pub struct TcpConfig {
     pub delayed_ack_timeout: Duration,
     /// The receiver sends SACK blocks.
     pub sack: bool,
-    pub recovery: Recovery,
+    /// The sender's stack (`recovery = "prr"` is Linux's; the others are the ns-2 stack's).
+    pub stack: Stack,
     pub dupack_threshold: u32,
     pub min_rto: Duration,
     pub max_rto: Duration,
@@ -127,11 +149,11 @@ pub struct TcpConfig {
     /// undo the window reduction (controller's `undo_cwnd`).
     pub undo: bool,
     /// The receiver reports a duplicate segment in a D-SACK block (RFC 2883; Linux
-    /// `tcp_dsack_set`); the Linux recovery (`Recovery::Prr`) undoes a reduction whose
+    /// `tcp_dsack_set`); the Linux stack (`Stack::Linux`) undoes a reduction whose
     /// retransmissions were all D-SACKed (`tcp_try_undo_dsack`).
     pub dsack: bool,
     /// F-RTO after a retransmission timeout (RFC 5682 §3.1 with SACK, as Linux's
-    /// `tcp_process_loss`); the Linux recovery only.
+    /// `tcp_process_loss`); the Linux stack only.
     pub frto: bool,
     pub pacing: Pacing,
     pub ack_policy: AckPolicy,
@@ -151,7 +173,9 @@ impl Default for TcpConfig {
             delayed_ack: false,
             delayed_ack_timeout: Duration::from_millis(100),
             sack: false,
-            recovery: Recovery::NewReno,
+            stack: Stack::Ns2 {
+                recovery: Recovery::NewReno,
+            },
             dupack_threshold: 3,
             min_rto: Duration::from_millis(200),
             max_rto: Duration::from_secs(60),

@@ -2,7 +2,7 @@
 //! (RFC 2018) and D-SACK blocks (RFC 2883).
 
 use super::intervals::IntervalSet;
-use super::linux_acks::{AckAction, Arrival, LinuxAcks};
+use super::linux::acks::{AckAction, Arrival, LinuxAcks};
 use super::{AckPolicy, FlowSize, Outbox, TcpConfig};
 use crate::net::{FlowId, NodeId, Packet, PacketKind, SackBlocks};
 use crate::time::Time;

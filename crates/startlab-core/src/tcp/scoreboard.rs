@@ -130,11 +130,11 @@ impl Scoreboard {
         if t.contains(&Some(seq)) {
             return;
         }
-        if t[0].map_or(true, |v| seq > v) {
+        if t[0].is_none_or(|v| seq > v) {
             *t = [Some(seq), t[0], t[1]];
-        } else if t[1].map_or(true, |v| seq > v) {
+        } else if t[1].is_none_or(|v| seq > v) {
             *t = [t[0], Some(seq), t[1]];
-        } else if t[2].map_or(true, |v| seq > v) {
+        } else if t[2].is_none_or(|v| seq > v) {
             t[2] = Some(seq);
         }
     }

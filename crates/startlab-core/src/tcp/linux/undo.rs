@@ -8,7 +8,12 @@
 //! undone when nothing retransmitted was needed: every retransmission D-SACKed, or an ACK
 //! echoing a timestamp older than the first retransmission.
 
-use super::*;
+use super::recovery::in_cwnd_reduction;
+use super::LinuxRecovery;
+use crate::cc::CaState;
+use crate::net::Packet;
+use crate::tcp::sender::Connection;
+use crate::time::Time;
 
 /// Linux's undo state (`undo_marker`, `undo_retrans`, `retrans_stamp`, `prior_ssthresh`,
 /// `frto`).
@@ -56,89 +61,89 @@ pub(super) enum Rexmit {
     Lost,
 }
 
-impl TcpSender {
+/// `tcp_current_ssthresh`: outside a reduction, at least 3/4 of cwnd.
+pub(super) fn current_ssthresh(c: &Connection) -> f64 {
+    if in_cwnd_reduction(c) {
+        c.tcb.ssthresh
+    } else {
+        let cwnd = c.tcb.cwnd.floor();
+        c.tcb
+            .ssthresh
+            .max((cwnd / 2.0).floor() + (cwnd / 4.0).floor())
+    }
+}
+
+/// `tcp_any_retrans_done`.
+pub(super) fn any_retrans_done(c: &Connection) -> bool {
+    c.board.retrans_out > 0 || c.board.segs.front().is_some_and(|s| s.retransmitted)
+}
+
+impl LinuxRecovery {
     /// `tcp_init_undo`, when Recovery or Loss begins.
-    pub(super) fn init_undo(&mut self) {
-        self.linux.undo.marker = Some(self.tcb.snd_una);
+    pub(super) fn init_undo(&mut self, c: &Connection) {
+        self.undo.marker = Some(c.tcb.snd_una);
         // "Retransmission still in flight may cause DSACKs later."
-        self.linux.undo.retrans = if self.board.retrans_out > 0 {
-            self.board.retrans_out as i64
+        self.undo.retrans = if c.board.retrans_out > 0 {
+            c.board.retrans_out as i64
         } else {
             -1
         };
     }
 
-    /// `tcp_current_ssthresh`: outside a reduction, at least 3/4 of cwnd.
-    pub(super) fn current_ssthresh(&self) -> f64 {
-        if self.in_cwnd_reduction() {
-            self.tcb.ssthresh
-        } else {
-            let cwnd = self.tcb.cwnd.floor();
-            self.tcb
-                .ssthresh
-                .max((cwnd / 2.0).floor() + (cwnd / 4.0).floor())
-        }
-    }
-
     /// `tcp_retransmit_skb`: a retransmission of the episode (stamped if it is the first).
     pub(super) fn note_retransmission_for_undo(&mut self, now: Time) {
-        let u = &mut self.linux.undo;
+        let u = &mut self.undo;
         u.retrans_stamp.get_or_insert(now);
         u.retrans = u.retrans.max(0) + 1;
-    }
-
-    /// `tcp_any_retrans_done`.
-    pub(super) fn any_retrans_done(&self) -> bool {
-        self.board.retrans_out > 0 || self.board.segs.front().is_some_and(|s| s.retransmitted)
     }
 
     /// `tcp_packet_delayed`: the ACK echoes a timestamp older than the first retransmission, so
     /// the original arrived.
     fn packet_delayed(&self, ecr: Time) -> bool {
-        self.linux.undo.retrans_stamp.is_some_and(|t| ecr < t)
+        self.undo.retrans_stamp.is_some_and(|t| ecr < t)
     }
 
     /// `tcp_may_undo`. Undo can be switched off (`tcp.undo = false`); Linux cannot.
-    fn may_undo(&self, ecr: Time) -> bool {
-        self.cfg.undo
-            && self.linux.undo.marker.is_some()
-            && (self.linux.undo.retrans == 0 || self.packet_delayed(ecr))
+    fn may_undo(&self, c: &Connection, ecr: Time) -> bool {
+        c.cfg.undo
+            && self.undo.marker.is_some()
+            && (self.undo.retrans == 0 || self.packet_delayed(ecr))
     }
 
     /// `tcp_undo_cwnd_reduction`: the controller's `undo_cwnd`, ssthresh back to what it was;
     /// with `unmark_loss`, nothing is deemed lost any more.
-    fn undo_cwnd_reduction(&mut self, unmark_loss: bool) {
+    fn undo_cwnd_reduction(&mut self, c: &mut Connection, unmark_loss: bool) {
         if unmark_loss {
-            for s in self.board.segs.iter_mut() {
+            for s in c.board.segs.iter_mut() {
                 s.lost = false;
             }
-            self.board.lost_out = 0;
-            self.board.retx_hint = self.tcb.snd_una;
+            c.board.lost_out = 0;
+            c.board.retx_hint = c.tcb.snd_una;
         }
-        let prior = self.linux.undo.prior_ssthresh;
+        let prior = self.undo.prior_ssthresh;
         if prior > 0.0 {
-            self.tcb.cwnd = self.cc.undo_cwnd(&mut self.tcb);
-            self.tcb.ssthresh = self.tcb.ssthresh.max(prior);
+            c.tcb.cwnd = c.cc.undo_cwnd(&mut c.tcb);
+            c.tcb.ssthresh = c.tcb.ssthresh.max(prior);
         }
-        self.linux.undo.marker = None;
-        self.stats.undos += 1;
+        self.undo.marker = None;
+        c.stats.undos += 1;
         // "Force RACK to re-exam losses".
-        self.linux.rack.rescan();
+        self.rack.rescan();
     }
 
     /// `tcp_try_undo_recovery`, when the episode's data is all acknowledged: undo if nothing
     /// retransmitted was needed, then Open.
-    pub(super) fn try_undo_recovery(&mut self, ecr: Time, now: Time) {
-        if self.may_undo(ecr) {
-            self.undo_cwnd_reduction(false);
+    pub(super) fn try_undo_recovery(&mut self, c: &mut Connection, ecr: Time, now: Time) {
+        if self.may_undo(c, ecr) {
+            self.undo_cwnd_reduction(c, false);
         }
-        self.set_ca_state(CaState::Open, now);
+        c.set_ca_state(CaState::Open, now);
     }
 
     /// `tcp_try_undo_dsack`: every retransmission of the episode was D-SACKed.
-    pub(super) fn try_undo_dsack(&mut self) -> bool {
-        if self.cfg.undo && self.linux.undo.marker.is_some() && self.linux.undo.retrans == 0 {
-            self.undo_cwnd_reduction(false);
+    pub(super) fn try_undo_dsack(&mut self, c: &mut Connection) -> bool {
+        if c.cfg.undo && self.undo.marker.is_some() && self.undo.retrans == 0 {
+            self.undo_cwnd_reduction(c, false);
             return true;
         }
         false
@@ -147,28 +152,28 @@ impl TcpSender {
     /// `tcp_try_undo_partial`, on an advancing ACK in Recovery: the hole was filled by the
     /// original, not by a retransmission. Returns whether the ACK's processing stops here
     /// (retransmissions are still out: neither undo nor mark more).
-    pub(super) fn try_undo_partial(&mut self, ecr: Time, now: Time) -> bool {
-        if !(self.cfg.undo && self.linux.undo.marker.is_some() && self.packet_delayed(ecr)) {
+    pub(super) fn try_undo_partial(&mut self, c: &mut Connection, ecr: Time, now: Time) -> bool {
+        if !(c.cfg.undo && self.undo.marker.is_some() && self.packet_delayed(ecr)) {
             return false;
         }
-        if self.board.retrans_out > 0 {
+        if c.board.retrans_out > 0 {
             return true;
         }
-        if !self.any_retrans_done() {
-            self.linux.undo.retrans_stamp = None;
+        if !any_retrans_done(c) {
+            self.undo.retrans_stamp = None;
         }
-        self.undo_cwnd_reduction(true);
-        self.try_keep_open(now);
+        self.undo_cwnd_reduction(c, true);
+        self.try_keep_open(c, now);
         false
     }
 
     /// `tcp_try_undo_loss`: in Loss, undo from timestamps or D-SACKs, or because F-RTO found
     /// the timeout spurious (`frto_undo`).
-    fn try_undo_loss(&mut self, frto_undo: bool, ecr: Time, now: Time) -> bool {
-        if (frto_undo && self.cfg.undo) || self.may_undo(ecr) {
-            self.undo_cwnd_reduction(true);
-            self.linux.rto_retransmits = 0;
-            self.set_ca_state(CaState::Open, now);
+    fn try_undo_loss(&mut self, c: &mut Connection, frto_undo: bool, ecr: Time, now: Time) -> bool {
+        if (frto_undo && c.cfg.undo) || self.may_undo(c, ecr) {
+            self.undo_cwnd_reduction(c, true);
+            self.rto_retransmits = 0;
+            c.set_ca_state(CaState::Open, now);
             return true;
         }
         false
@@ -178,48 +183,47 @@ impl TcpSender {
     /// after the timeout's retransmission is acknowledged, send new data (step 2b); if data
     /// never retransmitted is then (S)ACKed, the timeout was spurious (step 3b); a SACK or
     /// duplicate ACK instead means the loss was real (step 3a).
-    pub(super) fn process_loss(&mut self, f: &AckFlags, now: Time) -> Rexmit {
-        let recovered = self.tcb.snd_una >= self.linux.high_seq;
-        if f.advanced && self.try_undo_loss(false, f.ecr, now) {
+    pub(super) fn process_loss(&mut self, c: &mut Connection, f: &AckFlags, now: Time) -> Rexmit {
+        let recovered = c.tcb.snd_una >= self.high_seq;
+        if f.advanced && self.try_undo_loss(c, false, f.ecr, now) {
             return Rexmit::None;
         }
-        if self.linux.undo.frto {
-            if f.orig_sack_acked && self.try_undo_loss(true, f.ecr, now) {
+        if self.undo.frto {
+            if f.orig_sack_acked && self.try_undo_loss(c, true, f.ecr, now) {
                 return Rexmit::None;
             }
-            if self.tcb.high_tx > self.linux.high_seq {
+            if c.tcb.high_tx > self.high_seq {
                 if f.data_sacked || f.dupack {
-                    self.linux.undo.frto = false;
+                    self.undo.frto = false;
                 }
             } else if f.advanced && !recovered {
-                self.linux.high_seq = self.tcb.high_tx;
+                self.high_seq = c.tcb.high_tx;
                 // tcp_wnd_end after snd_nxt: new data the receiver's window takes.
-                let new = self.tcb.high_tx;
-                if new < self.size.segments && self.packets_out() < self.tcb.rwnd {
+                let new = c.tcb.high_tx;
+                if new < c.size.segments && c.packets_out() < c.tcb.rwnd {
                     return Rexmit::New;
                 }
-                self.linux.undo.frto = false;
+                self.undo.frto = false;
             }
         }
         if recovered {
             // Step 2a and the first part of 3a.
-            self.try_undo_recovery(f.ecr, now);
+            self.try_undo_recovery(c, f.ecr, now);
             return Rexmit::None;
         }
         Rexmit::Lost
     }
 
     /// `tcp_try_keep_open`: Disorder while anything is SACKed, lost or retransmitted, else Open.
-    pub(super) fn try_keep_open(&mut self, now: Time) {
-        let state =
-            if self.board.sacked_out > 0 || self.board.lost_out > 0 || self.any_retrans_done() {
-                CaState::Disorder
-            } else {
-                CaState::Open
-            };
-        if state != self.tcb.ca_state {
-            self.set_ca_state(state, now);
-            self.linux.high_seq = self.tcb.high_tx;
+    pub(super) fn try_keep_open(&mut self, c: &mut Connection, now: Time) {
+        let state = if c.board.sacked_out > 0 || c.board.lost_out > 0 || any_retrans_done(c) {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        };
+        if state != c.tcb.ca_state {
+            c.set_ca_state(state, now);
+            self.high_seq = c.tcb.high_tx;
         }
     }
 
@@ -228,7 +232,12 @@ impl TcpSender {
     /// credible (`tcp_dsack_seen`: no more duplicates than retransmissions), the retransmissions
     /// it shows were not needed. Returns the duplicate segments (0: no credible D-SACK) and the
     /// block's end.
-    pub(super) fn check_dsack(&mut self, pkt: &Packet, prior_una: u32) -> (u32, u32) {
+    pub(super) fn check_dsack(
+        &mut self,
+        c: &mut Connection,
+        pkt: &Packet,
+        prior_una: u32,
+    ) -> (u32, u32) {
         let mut blocks = pkt.sack.iter();
         let Some((start, end)) = blocks.next() else {
             return (0, 0);
@@ -241,11 +250,11 @@ impl TcpSender {
             return (0, end);
         }
         let dup_segs = end - start;
-        self.linux.undo.dsack_dups += dup_segs as u64;
-        if self.linux.undo.dsack_dups > self.stats.retransmissions {
+        self.undo.dsack_dups += dup_segs as u64;
+        if self.undo.dsack_dups > c.stats.retransmissions {
             return (0, end);
         }
-        let u = &mut self.linux.undo;
+        let u = &mut self.undo;
         let in_episode = |seq_end: u32| u.marker.is_some_and(|m| seq_end > m);
         if end <= prior_una {
             // "D-SACK for already forgotten data... Do dumb counting."
@@ -254,15 +263,15 @@ impl TcpSender {
             }
             return (dup_segs, end);
         }
-        for seq in start.max(prior_una)..end.min(self.tcb.high_tx) {
-            let s = &mut self.board.segs[(seq - prior_una) as usize];
+        for seq in start.max(prior_una)..end.min(c.tcb.high_tx) {
+            let s = &mut c.board.segs[(seq - prior_una) as usize];
             if s.retransmitted && u.retrans > 0 && in_episode(seq + 1) {
                 u.retrans -= 1;
             }
             // The retransmission arrived: it is no longer in flight.
             if s.retx_in_flight {
                 s.retx_in_flight = false;
-                self.board.retrans_out -= 1;
+                c.board.retrans_out -= 1;
             }
         }
         (dup_segs, end)

@@ -244,7 +244,7 @@ impl LinuxAcks {
             }
             let m = now.saturating_since(t);
             // tcp_rcv_rtt_update(win_dep = 1): keep the minimum.
-            if self.rcv_rtt.map_or(true, |r| m < r) && m > Duration::ZERO {
+            if self.rcv_rtt.is_none_or(|r| m < r) && m > Duration::ZERO {
                 self.rcv_rtt = Some(m);
             }
         }

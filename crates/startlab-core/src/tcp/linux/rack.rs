@@ -3,7 +3,7 @@
 //! delivered and more than `RACK.rtt + reo_wnd` has passed since it was sent. The same rule
 //! finds lost retransmissions, which duplicate-ACK counting cannot.
 
-use super::scoreboard::{Scoreboard, SegState};
+use crate::tcp::scoreboard::{Scoreboard, SegState};
 use crate::time::{Duration, Time};
 
 /// The RACK state of one connection (`tp->rack`).
@@ -46,14 +46,14 @@ impl Rack {
         // A retransmitted segment acknowledged sooner than the minimum RTT was probably
         // delivered by its original transmission: no sample (Linux: "rtt_us < tcp_min_rtt",
         // where the minimum is ~0U until the first sample).
-        if s.retransmitted && min_rtt.map_or(true, |m| rtt < m) {
+        if s.retransmitted && min_rtt.is_none_or(|m| rtt < m) {
             return;
         }
         self.advanced = true;
         self.rtt = rtt;
         if self
             .xmit
-            .map_or(true, |(t, e)| sent_after(s.sent_at, seq, t, e))
+            .is_none_or(|(t, e)| sent_after(s.sent_at, seq, t, e))
         {
             self.xmit = Some((s.sent_at, seq));
         }

@@ -1,0 +1,612 @@
+//! The sender's ACK processing and loss recovery as Linux 6.18 runs them (`recovery = "prr"`):
+//! `tcp_ack`, `tcp_fastretrans_alert`, `tcp_cwnd_reduction` (PRR, RFC 6937), `tcp_enter_loss`,
+//! RACK-TLP (RFC 8985, `tcp_recovery.c`) and the tail-loss probe (`tcp_send_loss_probe`).
+//!
+//! Order on every ACK, as `tcp_ack`: SACK tagging and the cumulative ACK (RACK advances on
+//! each delivered segment; RTT samples from the oldest segment acknowledged), the controller's
+//! `pkts_acked`, the state machine (loss detection, entering and leaving Recovery), then
+//! `tcp_cong_control`: PRR while in CWR or Recovery, the controller's `cong_avoid` when the
+//! cumulative ACK advanced otherwise; then retransmissions before new data.
+
+use super::rack::ReoWndInputs;
+use super::undo::{any_retrans_done, current_ssthresh, AckFlags, Rexmit};
+use super::{LinuxRecovery, XmitTimer};
+use crate::cc::{AckSample, CaState, CwndEvent, ExitReason, RateSample};
+use crate::net::Packet;
+use crate::tcp::scoreboard::SegState;
+use crate::tcp::sender::Connection;
+use crate::tcp::{LossDetection, Outbox};
+use crate::time::{Duration, Time};
+
+/// What the segments an ACK delivered tell (`tcp_sacktag_write_queue`, `tcp_clean_rtx_queue`).
+#[derive(Default)]
+struct Delivery {
+    /// Most recently sent segment delivered (rate sample).
+    newest: Option<SegState>,
+    /// Send times of the first and last never-retransmitted segments cumulatively acknowledged
+    /// (`first_ackt`, `last_ackt`) and SACKed (`first_sackt`, `last_sackt`).
+    first_ackt: Option<Time>,
+    last_ackt: Option<Time>,
+    first_sackt: Option<Time>,
+    last_sackt: Option<Time>,
+    /// Retransmitted data was cumulatively acknowledged (`FLAG_RETRANS_DATA_ACKED`).
+    retrans_acked: bool,
+    /// A never-retransmitted segment below the highest SACKed one was delivered: reordering.
+    reordered: bool,
+    /// A never-retransmitted segment sent before `high_seq` was delivered
+    /// (`FLAG_ORIG_SACK_ACKED`).
+    orig_acked: bool,
+}
+
+impl Delivery {
+    fn note(&mut self, s: &SegState) {
+        if self.newest.is_none_or(|n| s.sent_at >= n.sent_at) {
+            self.newest = Some(*s);
+        }
+    }
+}
+
+/// `TCP_TIMEOUT_MIN`: two jiffies added to the RACK and TLP timers.
+fn two_jiffies(g: Duration) -> Duration {
+    g * 2
+}
+
+/// `tcp_in_cwnd_reduction`: in CWR or Recovery.
+pub(super) fn in_cwnd_reduction(c: &Connection) -> bool {
+    matches!(c.tcb.ca_state, CaState::Cwr | CaState::Recovery)
+}
+
+impl LinuxRecovery {
+    /// `tcp_ack`: an ACK of the established connection (see the module docs for the order).
+    pub(in crate::tcp) fn on_ack(
+        &mut self,
+        c: &mut Connection,
+        now: Time,
+        pkt: &Packet,
+        out: &mut Outbox,
+    ) {
+        let ack = pkt.seq;
+        let window_update = c.tcb.rwnd != pkt.rwnd_segments;
+        c.tcb.rwnd = pkt.rwnd_segments;
+        if ack < c.tcb.snd_una || ack > c.tcb.high_tx {
+            return;
+        }
+        let una_before = c.tcb.snd_una;
+        let high_seq = self.high_seq;
+        let prior_in_flight = c.in_flight();
+        let prior_fack = c.board.highest_sacked().map_or(una_before, |h| h + 1);
+        let min_rtt = c.tcb.min_rtt;
+        let mut d = Delivery::default();
+
+        // tcp_check_dsack; a D-SACKed segment counts as delivered ("A spurious retransmission
+        // is delivered", tcp_dsack_seen).
+        let (dup_segs, dsack_end) = if c.cfg.dsack {
+            self.check_dsack(c, pkt, una_before)
+        } else {
+            (0, 0)
+        };
+        let rack = &mut self.rack;
+        let mut sacked = 0;
+        if !pkt.sack.is_empty() {
+            sacked = c.board.apply_sack(
+                (c.tcb.snd_una, c.tcb.high_tx),
+                ack,
+                &pkt.sack,
+                &mut |seq, s| {
+                    rack.advance(now, seq, s, min_rtt);
+                    d.note(s);
+                    if !s.retransmitted {
+                        d.first_sackt.get_or_insert(s.sent_at);
+                        d.last_sackt = Some(s.sent_at);
+                        d.reordered |= seq < prior_fack;
+                        d.orig_acked |= seq < high_seq;
+                    }
+                },
+            );
+        }
+        let advanced = ack > una_before;
+        let mut acked = 0;
+        if advanced {
+            let any_sacked = c.board.sacked_out > 0;
+            acked = c.board.advance(una_before, ack, &mut |seq, s| {
+                rack.advance(now, seq, s, min_rtt);
+                d.note(s);
+                if s.retransmitted {
+                    d.retrans_acked = true;
+                } else {
+                    d.first_ackt.get_or_insert(s.sent_at);
+                    d.last_ackt = Some(s.sent_at);
+                    d.orig_acked |= seq < high_seq;
+                    // "Non-retransmitted hole got filled? That's reordering."
+                    d.reordered |= any_sacked && seq < prior_fack;
+                }
+            });
+            c.tcb.snd_una = ack;
+            self.rto_retransmits = 0;
+        }
+        self.rack.reord_seen |= d.reordered;
+        let delivered = sacked + acked + dup_segs;
+        if delivered > 0 {
+            c.tcb.delivered += delivered as u64;
+            c.delivered_time = now;
+        }
+
+        // tcp_clean_rtx_queue + tcp_ack_update_rtt: SRTT from the oldest segment newly
+        // acknowledged (none if a retransmission was), else the oldest newly SACKed, else the
+        // echoed timestamp; the controller's RTT and min_rtt from the newest.
+        let since = |t: Option<Time>| t.map(|t| now.saturating_since(t));
+        let (mut seq_rtt, mut ca_rtt) = if d.retrans_acked {
+            (None, None)
+        } else {
+            (since(d.first_ackt), since(d.last_ackt))
+        };
+        if d.first_sackt.is_some() {
+            seq_rtt = seq_rtt.or(since(d.first_sackt));
+            ca_rtt = since(d.last_sackt);
+        }
+        if seq_rtt.is_none() && advanced {
+            let r = now.saturating_since(pkt.ts);
+            seq_rtt = Some(r);
+            ca_rtt = Some(r);
+        }
+        c.last_rtt_sample = None;
+        if let Some(r) = seq_rtt {
+            c.rtt.on_sample_linux(r, c.tcb.snd_una, c.tcb.high_tx);
+            c.tcb.srtt = c.rtt.srtt();
+        }
+        if let Some(r) = ca_rtt {
+            c.tcb.latest_rtt = Some(r);
+            c.tcb.min_rtt = Some(c.tcb.min_rtt.map_or(r, |m| m.min(r)));
+            c.last_rtt_sample = Some(r);
+        }
+        c.tcb.in_flight = c.in_flight();
+        if sacked + acked > 0 {
+            let sample = AckSample {
+                acked: sacked + acked,
+                rtt: ca_rtt,
+                prior_in_flight,
+            };
+            c.cc.pkts_acked(&mut c.tcb, &sample, now);
+        }
+
+        let flags = AckFlags {
+            advanced,
+            data_sacked: sacked > 0,
+            orig_sack_acked: d.orig_acked,
+            dsack: dup_segs > 0,
+            dsack_tlp: dup_segs == 1 && self.tlp_high_seq == Some(dsack_end),
+            dupack: !advanced && !window_update && dup_segs == 0,
+            ecr: pkt.ts,
+        };
+        self.process_tlp_ack(c, now, ack, &flags);
+
+        // tcp_ack_is_dubious: a duplicate, new SACK or D-SACK information, or not Open.
+        let mut newly_lost = 0;
+        let mut rexmit = Rexmit::Lost;
+        if !advanced || sacked > 0 || flags.dsack || c.tcb.ca_state != CaState::Open {
+            if delivered == 0 && !advanced {
+                c.cc.cwnd_event(&mut c.tcb, CwndEvent::DupAck, now);
+            }
+            (newly_lost, rexmit) = self.fastretrans_alert(c, now, &flags);
+        }
+
+        if !c.size.is_unlimited() && c.tcb.snd_una >= c.size.segments {
+            c.finish(now);
+            return;
+        }
+
+        // tcp_cong_control.
+        let mut cong_controlled = false;
+        if let Some(s) = d.newest.filter(|_| delivered > 0) {
+            let rs = RateSample {
+                delivered: c.tcb.delivered - s.delivered_at_send,
+                interval: now.saturating_since(s.delivered_time_at_send),
+                prior_in_flight,
+                rtt: ca_rtt,
+                acked: delivered,
+            };
+            cong_controlled = c.cc.cong_control(&mut c.tcb, &rs, now);
+        }
+        if !cong_controlled {
+            if in_cwnd_reduction(c) {
+                self.cwnd_reduction(c, delivered, newly_lost, advanced);
+            } else if advanced {
+                // tcp_may_raise_cwnd: only when the cumulative ACK advanced.
+                c.cong_avoid(delivered, ack, now);
+            }
+        }
+
+        if c.ss_exit.is_none() && c.tcb.ca_state == CaState::Open && !c.cc.in_startup(&c.tcb) {
+            c.note_slow_start_exit(now, ExitReason::Threshold);
+        }
+        // tcp_rearm_rto on an advancing ACK (tcp_set_xmit_timer; the probe is scheduled after
+        // the sends below).
+        if advanced {
+            self.rearm_rto(c, now);
+        }
+        c.update_pacing();
+        // tcp_xmit_recovery: F-RTO's new data first; if none could go, F-RTO ends and the lost
+        // segments go as usual.
+        if rexmit == Rexmit::New {
+            self.new_data_only = true;
+            c.try_send(self, now, out);
+            self.new_data_only = false;
+            if c.tcb.high_tx <= self.high_seq {
+                self.undo.frto = false;
+            }
+        }
+        c.try_send(self, now, out);
+        if advanced {
+            self.schedule_loss_probe(c, now, true);
+        }
+    }
+
+    /// `tcp_fastretrans_alert` with RACK: returns the segments newly deemed lost and what
+    /// `tcp_process_loss` asks to send.
+    fn fastretrans_alert(&mut self, c: &mut Connection, now: Time, f: &AckFlags) -> (u32, Rexmit) {
+        let una = c.tcb.snd_una;
+        // D. State exit: everything sent before the episode is acknowledged.
+        if c.tcb.ca_state == CaState::Open {
+            self.undo.retrans_stamp = None;
+        } else if una >= self.high_seq {
+            match c.tcb.ca_state {
+                CaState::Cwr if una != self.high_seq => {
+                    self.end_cwnd_reduction(c);
+                    c.set_ca_state(CaState::Open, now);
+                }
+                CaState::Recovery => {
+                    // tcp_try_undo_recovery opens, then tcp_end_cwnd_reduction.
+                    self.try_undo_recovery(c, f.ecr, now);
+                    self.end_cwnd_reduction(c);
+                }
+                _ => {}
+            }
+        }
+        // E. Process the state.
+        match c.tcb.ca_state {
+            CaState::Recovery => {
+                if f.advanced && self.try_undo_partial(c, f.ecr, now) {
+                    return (0, Rexmit::None);
+                }
+                if self.try_undo_dsack(c) {
+                    self.try_keep_open(c, now);
+                }
+                let (lost, _) = self.identify_loss(c, now);
+                // Undo reverted the state: a new recovery if loss is evident.
+                if c.tcb.ca_state != CaState::Recovery && c.board.lost_out > 0 {
+                    self.enter_recovery(c, now);
+                }
+                return (lost, Rexmit::Lost);
+            }
+            CaState::Loss => {
+                let rexmit = self.process_loss(c, f, now);
+                let (lost, lost_retrans) = self.identify_loss(c, now);
+                // "Change state if cwnd is undone or retransmits are lost."
+                if !(c.tcb.ca_state == CaState::Open || lost_retrans) {
+                    return (lost, rexmit);
+                }
+            }
+            _ => {}
+        }
+        if matches!(c.tcb.ca_state, CaState::Open | CaState::Disorder) {
+            self.try_undo_dsack(c);
+        }
+        let (lost, _) = self.identify_loss(c, now);
+        // tcp_time_to_recover: loss detection marked something lost.
+        if c.board.lost_out == 0 {
+            self.try_to_open(c, now);
+            return (lost, Rexmit::Lost);
+        }
+        self.enter_recovery(c, now);
+        (lost, Rexmit::Lost)
+    }
+
+    /// `tcp_identify_packet_loss`: RACK, or RFC 6675's IsLost with `loss_detection =
+    /// "dupthresh"`. Returns (newly lost, a retransmission among them).
+    fn identify_loss(&mut self, c: &mut Connection, now: Time) -> (u32, bool) {
+        match c.cfg.loss_detection {
+            LossDetection::Rack { .. } => {
+                let reo = self.rack.reo_wnd(ReoWndInputs {
+                    recovering: matches!(c.tcb.ca_state, CaState::Recovery | CaState::Loss),
+                    sacked_out: c.board.sacked_out,
+                    reordering: c.cfg.dupack_threshold,
+                    min_rtt: c.tcb.min_rtt,
+                    srtt: c.rtt.srtt(),
+                });
+                let d = self.rack.detect_loss(now, &mut c.board, c.tcb.snd_una, reo);
+                if let Some(t) = d.timer {
+                    // tcp_rack_mark_lost: usecs_to_jiffies(timeout) + TCP_TIMEOUT_MIN, from the
+                    // current jiffy, in the retransmission timer's slot: the RTO stops.
+                    let g = c.cfg.clock_granularity.as_nanos().max(1);
+                    let at = Time::from_nanos(t.as_nanos().div_ceil(g) * g)
+                        + two_jiffies(c.cfg.clock_granularity);
+                    self.reo_deadline = Some(at);
+                    self.tlp_deadline = None;
+                    c.rto_deadline = None;
+                    self.slot = XmitTimer::Reo;
+                }
+                (d.newly_lost, d.lost_retransmission)
+            }
+            LossDetection::DupThresh => {
+                let before = c.board.lost_out;
+                c.board
+                    .mark_sack_losses(c.dupthresh(), c.tcb.snd_una, c.tcb.high_tx);
+                (c.board.lost_out - before, false)
+            }
+        }
+    }
+
+    /// `tcp_try_to_open`: CWR is kept; otherwise `tcp_try_keep_open`.
+    fn try_to_open(&mut self, c: &mut Connection, now: Time) {
+        if !any_retrans_done(c) {
+            self.undo.retrans_stamp = None;
+        }
+        if c.tcb.ca_state != CaState::Cwr {
+            self.try_keep_open(c, now);
+        }
+    }
+
+    /// `tcp_init_cwnd_reduction`: the episode's start, and the controller's new ssthresh.
+    fn init_cwnd_reduction(&mut self, c: &mut Connection, now: Time) {
+        self.high_seq = c.tcb.high_tx;
+        self.tlp_high_seq = None;
+        c.tcb.prior_cwnd = c.tcb.cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        c.tcb.ssthresh = c.cc.ssthresh(&mut c.tcb, now);
+    }
+
+    /// `tcp_end_cwnd_reduction`: cwnd = ssthresh in CWR, or in Recovery unless it was undone
+    /// (a controller that sets cwnd itself has already done so).
+    fn end_cwnd_reduction(&mut self, c: &mut Connection) {
+        if c.tcb.ssthresh.is_finite()
+            && (c.tcb.ca_state == CaState::Cwr || self.undo.marker.is_some())
+        {
+            c.tcb.cwnd = c.tcb.ssthresh.max(1.0);
+        }
+    }
+
+    /// `tcp_enter_recovery`.
+    fn enter_recovery(&mut self, c: &mut Connection, now: Time) {
+        c.note_slow_start_exit(now, ExitReason::Loss);
+        c.stats.fast_recoveries += 1;
+        self.undo.prior_ssthresh = 0.0;
+        self.init_undo(c);
+        if !in_cwnd_reduction(c) {
+            self.undo.prior_ssthresh = current_ssthresh(c);
+            self.init_cwnd_reduction(c, now);
+        }
+        c.set_ca_state(CaState::Recovery, now);
+        // No probe in Recovery: a pending probe timer would only rearm the RTO from the head's
+        // last transmission when it fired (tcp_send_loss_probe), which this does now.
+        if self.slot == XmitTimer::Tlp {
+            self.rearm_rto(c, now);
+        }
+    }
+
+    /// PRR (RFC 6937 §3.1, `tcp_cwnd_reduction`): while in flight exceeds ssthresh, send in
+    /// proportion ssthresh / prior_cwnd of what is delivered; below it, slow start back up to
+    /// ssthresh (PRR-SSRB: at most one more than delivered, when the ACK advanced and found no
+    /// new loss). The first ACK always lets the fast retransmit go.
+    fn cwnd_reduction(
+        &mut self,
+        c: &mut Connection,
+        newly_acked_sacked: u32,
+        newly_lost: u32,
+        advanced: bool,
+    ) {
+        let prior_cwnd = c.tcb.prior_cwnd.floor() as i64;
+        if newly_acked_sacked == 0 || prior_cwnd <= 0 {
+            return;
+        }
+        let ssthresh = c.tcb.ssthresh.floor() as i64;
+        let in_flight = c.in_flight() as i64;
+        self.prr_delivered += newly_acked_sacked as u64;
+        let delivered = self.prr_delivered as i64;
+        let out = self.prr_out as i64;
+        let delta = ssthresh - in_flight;
+        let mut sndcnt = if delta < 0 {
+            (ssthresh * delivered + prior_cwnd - 1) / prior_cwnd - out
+        } else {
+            let mut s = (delivered - out).max(newly_acked_sacked as i64);
+            if advanced && newly_lost == 0 {
+                s += 1;
+            }
+            s.min(delta)
+        };
+        sndcnt = sndcnt.max(if out > 0 { 0 } else { 1 });
+        c.tcb.cwnd = (in_flight + sndcnt).max(1) as f64;
+    }
+
+    /// `tcp_process_tlp_ack`: the ACK of a probe. A probe that retransmitted data and is
+    /// acknowledged beyond itself repaired a loss: reduce the window (CWR). A D-SACK of the
+    /// probe says the original arrived too: no loss.
+    fn process_tlp_ack(&mut self, c: &mut Connection, now: Time, ack: u32, f: &AckFlags) {
+        let Some(high) = self.tlp_high_seq else {
+            return;
+        };
+        if ack < high {
+            return;
+        }
+        if !self.tlp_retrans || f.dsack_tlp {
+            self.tlp_high_seq = None;
+        } else if ack > high {
+            self.tlp_high_seq = None;
+            self.init_cwnd_reduction(c, now);
+            c.set_ca_state(CaState::Cwr, now);
+            self.end_cwnd_reduction(c);
+            self.try_keep_open(c, now);
+        } else if !f.advanced && !f.data_sacked {
+            // A pure duplicate: original and probe both arrived, no loss.
+            self.tlp_high_seq = None;
+        }
+    }
+
+    /// `tcp_schedule_loss_probe`: in Open or CWR with data out, a probe after 2 × SRTT plus two
+    /// jiffies (plus the minimum RTO for a single segment, which a delayed ACK may hold),
+    /// never after the RTO would fire: `advancing` (an ACK that moved snd_una) counts the RTO
+    /// from now, otherwise from the head's last transmission (`tcp_rto_delta_us`).
+    pub(super) fn schedule_loss_probe(&mut self, c: &mut Connection, now: Time, advancing: bool) {
+        if !matches!(c.cfg.loss_detection, LossDetection::Rack { tlp: true })
+            || self.tlp_high_seq.is_some()
+            || c.packets_out() == 0
+            || !matches!(c.tcb.ca_state, CaState::Open | CaState::Cwr)
+        {
+            // No probe: a probe timer still pending would only have rearmed the RTO from the
+            // head's last transmission (tcp_send_loss_probe's "rearm_timer"), as this does.
+            if self.slot == XmitTimer::Tlp {
+                self.rearm_rto(c, now);
+            }
+            return;
+        }
+        let g = c.cfg.clock_granularity;
+        let pto = match c.rtt.srtt() {
+            Some(srtt) => {
+                let extra = if c.packets_out() == 1 {
+                    c.cfg.min_rto
+                } else {
+                    Duration::from_millis(2)
+                };
+                let raw = srtt * 2 + extra;
+                let gn = g.as_nanos().max(1);
+                Duration::from_nanos(raw.as_nanos().div_ceil(gn) * gn)
+            }
+            None => c.cfg.initial_rto,
+        };
+        let rto = c.rtt.rto();
+        let rto_at = match c.board.segs.front() {
+            Some(head) if !advancing => head.sent_at + rto,
+            _ => now + rto,
+        };
+        let mut at = now + pto;
+        if rto_at > now {
+            at = at.min(rto_at);
+        }
+        // The probe takes the timer: the RTO stops until the probe rearms it.
+        self.tlp_deadline = Some(at);
+        self.reo_deadline = None;
+        c.rto_deadline = None;
+        self.slot = XmitTimer::Tlp;
+    }
+
+    /// `tcp_rearm_rto`: the RTO from now, or, when it takes the slot back from RACK's timer or
+    /// the probe, from the head's last transmission (`tcp_rto_delta_us`); none with nothing
+    /// out.
+    pub(super) fn rearm_rto(&mut self, c: &mut Connection, now: Time) {
+        self.reo_deadline = None;
+        self.tlp_deadline = None;
+        let took_back = self.slot != XmitTimer::Rto;
+        self.slot = XmitTimer::Rto;
+        let Some(head) = c.board.segs.front() else {
+            c.rto_deadline = None;
+            return;
+        };
+        let rto = c.rtt.rto();
+        c.rto_deadline = Some(if took_back {
+            // "delta_us may not be positive": at least a microsecond.
+            (head.sent_at + rto).max(now + Duration::from_micros(1))
+        } else {
+            now + rto
+        });
+    }
+
+    /// `tcp_send_loss_probe`: new data if the window allows, else the last segment again.
+    fn on_loss_probe(&mut self, c: &mut Connection, now: Time, out: &mut Outbox) {
+        self.tlp_deadline = None;
+        if c.packets_out() == 0 || !matches!(c.tcb.ca_state, CaState::Open | CaState::Cwr) {
+            // "rearm_timer": the RTO takes the slot back.
+            self.rearm_rto(c, now);
+            return;
+        }
+        let new = c.tcb.high_tx;
+        if new < c.size.segments && c.packets_out() < c.tcb.rwnd {
+            self.tlp_retrans = false;
+            c.transmit(self, new, now, out, true);
+        } else {
+            self.tlp_retrans = true;
+            c.transmit(self, c.tcb.high_tx - 1, now, out, true);
+        }
+        c.tcb.in_flight = c.in_flight();
+        self.tlp_high_seq = Some(c.tcb.high_tx);
+        // tcp_rearm_rto after the probe (the slot still the probe's: from the head's last
+        // transmission).
+        self.rearm_rto(c, now);
+    }
+
+    /// `tcp_rack_reo_timeout`: the reordering window of a waiting segment has passed.
+    fn on_reo_timeout(&mut self, c: &mut Connection, now: Time, out: &mut Outbox) {
+        self.reo_deadline = None;
+        // Scan again even though no delivery advanced RACK (the timer's own scan).
+        self.rack.rescan();
+        let (lost, _) = self.identify_loss(c, now);
+        if lost > 0 {
+            if c.tcb.ca_state != CaState::Recovery {
+                // "tcp_enter_recovery(sk, false); tcp_cwnd_reduction(sk, 1, 0, 0)".
+                self.enter_recovery(c, now);
+                self.cwnd_reduction(c, 1, 0, false);
+            }
+            c.try_send(self, now, out);
+        }
+        // The RTO takes the slot back, from the head's last transmission (the scan's own
+        // timeout is not armed: tcp_rack_detect_loss, not tcp_rack_mark_lost).
+        self.rearm_rto(c, now);
+    }
+
+    /// `tcp_retransmit_timer` → `tcp_enter_loss` with RACK: the first segment and every one not
+    /// sent within the last RACK.rtt are lost; ssthresh is reduced once per episode; cwnd =
+    /// in flight + 1; the episode lasts until everything sent so far is acknowledged.
+    pub(in crate::tcp) fn on_rto(&mut self, c: &mut Connection, now: Time, out: &mut Outbox) {
+        c.stats.timeouts += 1;
+        c.note_slow_start_exit(now, ExitReason::Timeout);
+        let state = c.tcb.ca_state;
+        let rack = &self.rack;
+        c.board
+            .mark_lost_on_timeout(c.tcb.snd_una, &|s| rack.too_recent(now, s.sent_at));
+        if matches!(state, CaState::Open | CaState::Disorder)
+            || self.high_seq <= c.tcb.snd_una
+            || (state == CaState::Loss && self.rto_retransmits == 0)
+        {
+            self.undo.prior_ssthresh = current_ssthresh(c);
+            c.tcb.prior_cwnd = c.tcb.cwnd;
+            c.tcb.ssthresh = c.cc.ssthresh(&mut c.tcb, now);
+            c.cc.cwnd_event(&mut c.tcb, CwndEvent::Loss, now);
+            self.init_undo(c);
+        }
+        c.tcb.cwnd = (c.in_flight() + 1) as f64;
+        c.set_ca_state(CaState::Loss, now);
+        self.high_seq = c.tcb.high_tx;
+        // F-RTO (RFC 5682 §3.1 step 1) unless a recovery was under way, except on a repeated
+        // timeout of the same data (§3.2).
+        self.undo.frto = c.cfg.frto
+            && (matches!(state, CaState::Open | CaState::Disorder | CaState::Cwr)
+                || self.rto_retransmits > 0);
+        self.tlp_high_seq = None;
+        self.tlp_deadline = None;
+        self.reo_deadline = None;
+        self.slot = XmitTimer::Rto;
+        self.rto_retransmits += 1;
+        // Retransmit the head, back off, restart the timer (tcp_retransmit_timer).
+        c.rtt.back_off();
+        c.retransmit_now(self, c.tcb.snd_una, now, out);
+        c.rto_deadline = Some(now + c.rtt.rto());
+        c.try_send(self, now, out);
+    }
+
+    /// The RACK and TLP timers (the RTO and pacing timers are the sender's own).
+    pub(in crate::tcp) fn timers(&self) -> Option<Time> {
+        match (self.reo_deadline, self.tlp_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The RACK reordering timer and the loss probe, when due.
+    pub(in crate::tcp) fn on_timers(&mut self, c: &mut Connection, now: Time, out: &mut Outbox) {
+        if matches!(self.reo_deadline, Some(t) if t <= now) {
+            self.on_reo_timeout(c, now, out);
+        }
+        if matches!(self.tlp_deadline, Some(t) if t <= now) {
+            self.on_loss_probe(c, now, out);
+        }
+    }
+}
