@@ -7,20 +7,12 @@
 //! uses; anything else is refused by name before a run.
 
 use crate::btf::{Btf, Type};
+pub use crate::isa::Insn;
+use crate::isa::{self, Op, CALL_LOCAL, CALL_OP, LDDW, LDX, ST, STX};
 use crate::layout;
+pub use crate::memory::data_address;
 use object::{Object as _, ObjectSection as _, ObjectSymbol as _, RelocationTarget};
 use std::collections::HashMap;
-
-/// One decoded instruction. For `lddw` the first slot carries the whole 64-bit value in `imm`
-/// (and `addr` says what it points at); the second slot is skipped.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Insn {
-    pub op: u8,
-    pub dst: u8,
-    pub src: u8,
-    pub off: i16,
-    pub imm: i64,
-}
 
 /// What a `call` calls.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,8 +31,8 @@ pub struct Program {
     pub insns: Vec<Insn>,
     /// The callee of each `call` instruction, by index.
     pub calls: HashMap<usize, Callee>,
-    /// The instructions decoded for the interpreter (`crate::vm::decode`), one per slot.
-    pub ops: Vec<crate::vm::Op>,
+    /// The instructions decoded for the interpreter (`isa::decode`), one per slot.
+    pub ops: Vec<Op>,
     /// The callees of `calls`, each once, and each call's index among them.
     pub callees: Vec<Callee>,
     pub callees_index: HashMap<usize, usize>,
@@ -69,11 +61,6 @@ pub struct DataSection {
     pub name: String,
     pub bytes: Vec<u8>,
     pub writable: bool,
-}
-
-/// The first address of data section `i` in the VM's address space (`vm::region_base`).
-pub fn data_address(i: usize, offset: u64) -> u64 {
-    crate::vm::region_base(crate::vm::FIRST_DATA_REGION + i) + offset
 }
 
 /// A loaded object.
@@ -181,6 +168,7 @@ impl Loaded {
         }
         // The struct_ops table: which program each member points at.
         let (hooks, name) = struct_ops(&file, &btf, &by_symbol)?;
+        validate_hooks(&hooks, &name)?;
         Ok(Loaded { programs, hooks, name, maps, data, btf })
     }
 }
@@ -364,19 +352,15 @@ fn link(
             })
             .collect();
         let mut k = 0usize;
-        while k * 8 < code.len() {
-            let b = &code[k * 8..k * 8 + 8];
-            let off_in_section = fstart + k as u64 * 8;
-            let mut insn = Insn {
-                op: b[0],
-                dst: b[1] & 0x0f,
-                src: b[1] >> 4,
-                off: i16::from_le_bytes([b[2], b[3]]),
-                imm: i32::from_le_bytes([b[4], b[5], b[6], b[7]]) as i64,
-            };
+        const N: usize = Insn::BYTES;
+        while k * N < code.len() {
+            let Some(b) = code.get(k * N..k * N + N) else { return err("a function's code is not whole instructions") };
+            let off_in_section = fstart + (k * N) as u64;
+            let mut insn = Insn::from_le_bytes(b.try_into().unwrap());
             let pc = program.insns.len();
-            if insn.op == 0x18 {
-                let hi = code.get(k * 8 + 12..k * 8 + 16).ok_or("a 64-bit load is cut short")?;
+            if insn.op == LDDW {
+                // The high half of the value is the second slot's immediate (RFC 9669 §3.2).
+                let hi = code.get(k * N + 12..k * N + 16).ok_or("a 64-bit load is cut short")?;
                 let lo = insn.imm as u32 as u64;
                 let hi = u32::from_le_bytes(hi.try_into().unwrap()) as u64;
                 insn.imm = (lo | hi << 32) as i64;
@@ -392,21 +376,23 @@ fn link(
                     } else {
                         return err(format!("{name}: instruction {k} loads the address of \"{sym_name}\", which the simulator does not provide"));
                     }
-                } else if insn.src != 0 {
+                } else if insn.src != isa::LDDW_IMM64 {
                     return err(format!("{name}: instruction {k} is a 64-bit load of kind {} without a relocation", insn.src));
                 }
                 program.insns.push(insn);
-                program.insns.push(Insn { op: 0, dst: 0, src: 0, off: 0, imm: 0 });
+                program.insns.push(Insn::default());
                 k += 2;
                 continue;
             }
             if let Some(fix) = core.get(&(sec_name.clone(), off_in_section)) {
-                match insn.op & 7 {
-                    0x01 | 0x02 | 0x03 => insn.off = i16::try_from(fix.value).map_err(|_| "a field offset does not fit".to_string())?,
+                // A field offset goes into a load's or store's offset, anything else (a size, an
+                // existence) into the immediate.
+                match insn.class() {
+                    LDX | ST | STX => insn.off = i16::try_from(fix.value).map_err(|_| "a field offset does not fit".to_string())?,
                     _ => insn.imm = fix.value,
                 }
             }
-            if insn.op == 0x85 {
+            if insn.op == CALL_OP {
                 let callee = match relocs.get(&off_in_section) {
                     Some((_, Some(sym))) if sym.is_undefined() => {
                         let n = sym.name().unwrap_or("").to_string();
@@ -420,7 +406,7 @@ fn link(
                         // instruction imm + 1 of the symbol's section, from the symbol).
                         let target_sec = sym.section_index().ok_or("a call to a symbol without a section")?;
                         let from = if sym.kind() == object::SymbolKind::Section { 0 } else { sym.address() as i64 };
-                        let target = (from + (insn.imm + 1) * 8) as u64;
+                        let target = (from + (insn.imm + 1) * Insn::BYTES as i64) as u64;
                         let f = functions
                             .iter()
                             .find(|(s, a, _, _)| *s == target_sec && *a == target)
@@ -434,7 +420,7 @@ fn link(
                         };
                         Callee::Local(usize::MAX - piece)
                     }
-                    _ if insn.src == 1 => {
+                    _ if insn.src == CALL_LOCAL => {
                         // A call within this function (relative, no relocation).
                         Callee::Local(((pc as i64) + insn.imm + 1).max(0) as usize)
                     }
@@ -472,8 +458,23 @@ fn link(
         };
         program.callees_index.insert(pc, i);
     }
-    program.ops = crate::vm::decode(&program)?;
+    program.ops = isa::decode(&program.name, &program.insns, &program.callees_index)?;
     Ok(program)
+}
+
+/// Refuses a controller Linux would not register: net/ipv4/tcp_cong.c,
+/// tcp_validate_congestion_control (called for a BPF struct_ops by bpf_tcp_ca.c,
+/// bpf_tcp_ca_validate) requires ssthresh, undo_cwnd, and cong_avoid or cong_control. Every
+/// other hook may be left NULL, and is then not called, in Linux as in the simulator.
+fn validate_hooks(hooks: &HashMap<String, usize>, name: &str) -> Result<(), String> {
+    let has = |hook: &str| hooks.contains_key(hook);
+    let missing = match (has("ssthresh"), has("undo_cwnd"), has("cong_avoid") || has("cong_control")) {
+        (false, _, _) => "ssthresh",
+        (_, false, _) => "undo_cwnd",
+        (_, _, false) => "cong_avoid or cong_control",
+        _ => return Ok(()),
+    };
+    err(format!("the struct_ops \"{name}\" has no {missing}, which Linux requires of a congestion control (tcp_validate_congestion_control)"))
 }
 
 /// The `struct_ops` variable's members that point at programs, and its `name`.

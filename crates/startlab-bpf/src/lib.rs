@@ -7,7 +7,9 @@ pub mod btf;
 pub mod config;
 pub mod elf;
 pub mod events;
+pub mod isa;
 pub mod layout;
+pub mod memory;
 pub mod vm;
 
 pub use config::{c_name, Catalogue, ConfigError, ControllerSpec};
