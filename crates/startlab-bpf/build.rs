@@ -20,13 +20,19 @@ fn main() {
     watch_tools(&clang);
     let headers = Path::new(HEADERS).join("bpf_helpers.h");
     let why_not = if !headers.exists() {
-        Some(format!("{} is missing (install libbpf-dev)", headers.display()))
+        Some(format!(
+            "{} is missing (install libbpf-dev)",
+            headers.display()
+        ))
     } else if Command::new(&clang).arg("--version").output().is_err() {
         Some(format!("{clang} cannot run; install clang"))
     } else {
         match Command::new("sh").arg("compile.sh").arg(&out).output() {
             Ok(o) if o.status.success() => None,
-            Ok(o) => panic!("clang failed on bpf/controller.bpf.c:\n{}", String::from_utf8_lossy(&o.stderr)),
+            Ok(o) => panic!(
+                "clang failed on bpf/controller.bpf.c:\n{}",
+                String::from_utf8_lossy(&o.stderr)
+            ),
             Err(e) => Some(format!("sh compile.sh cannot run ({e})")),
         }
     };
@@ -85,5 +91,7 @@ fn find_program(name: &str) -> Option<PathBuf> {
         let path = PathBuf::from(name);
         return path.is_file().then_some(path);
     }
-    std::env::split_paths(&std::env::var_os("PATH")?).map(|dir| dir.join(name)).find(|p| p.is_file())
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
 }

@@ -245,14 +245,26 @@ fn bpf_section(exe: &std::path::Path) {
     println!();
     println!(
         "{:<8} {:>12} {:>12} {:>10} {:>14} {:>22} {:>18}",
-        "eBPF", "model CPU s", "port CPU s", "port/model", "packets/CPU s", "exit s, cwnd: model", "port"
+        "eBPF",
+        "model CPU s",
+        "port CPU s",
+        "port/model",
+        "packets/CPU s",
+        "exit s, cwnd: model",
+        "port"
     );
     for name in BPF_SCENARIOS {
         let (mut model, mut port) = (f64::INFINITY, f64::INFINITY);
         let (mut model_line, mut port_line) = (String::new(), String::new());
         for _ in 0..3 {
-            for (which, best, line) in [(name.to_string(), &mut model, &mut model_line), (format!("{name}{BPF_SUFFIX}"), &mut port, &mut port_line)] {
-                let out = Command::new(exe).args(["--one", &which]).output().expect("runs");
+            for (which, best, line) in [
+                (name.to_string(), &mut model, &mut model_line),
+                (format!("{name}{BPF_SUFFIX}"), &mut port, &mut port_line),
+            ] {
+                let out = Command::new(exe)
+                    .args(["--one", &which])
+                    .output()
+                    .expect("runs");
                 *line = String::from_utf8_lossy(&out.stdout).into_owned();
                 *best = best.min(field(line, "cpu_s"));
             }
@@ -270,7 +282,6 @@ fn bpf_section(exe: &std::path::Path) {
             field(&port_line, "ss_exit_cwnd"),
         );
     }
-
 }
 
 fn linux_section(exe: &std::path::Path) {
@@ -285,8 +296,14 @@ fn linux_section(exe: &std::path::Path) {
         let (mut ns2, mut linux) = (f64::INFINITY, f64::INFINITY);
         let (mut ns2_line, mut linux_line) = (String::new(), String::new());
         for _ in 0..3 {
-            for (which, best, line) in [(name.to_string(), &mut ns2, &mut ns2_line), (format!("{name}{LINUX_SUFFIX}"), &mut linux, &mut linux_line)] {
-                let out = Command::new(exe).args(["--one", &which]).output().expect("runs");
+            for (which, best, line) in [
+                (name.to_string(), &mut ns2, &mut ns2_line),
+                (format!("{name}{LINUX_SUFFIX}"), &mut linux, &mut linux_line),
+            ] {
+                let out = Command::new(exe)
+                    .args(["--one", &which])
+                    .output()
+                    .expect("runs");
                 *line = String::from_utf8_lossy(&out.stdout).into_owned();
                 *best = best.min(field(line, "cpu_s") / field(line, "packets") * 1e6);
             }

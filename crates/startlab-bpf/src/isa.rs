@@ -228,29 +228,76 @@ pub enum Src {
 /// An instruction decoded once for the interpreter; jump targets are absolute indices.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Op {
-    Alu64 { op: Alu, d: u8, src: Src },
-    Alu32 { op: Alu, d: u8, src: Src },
+    Alu64 {
+        op: Alu,
+        d: u8,
+        src: Src,
+    },
+    Alu32 {
+        op: Alu,
+        d: u8,
+        src: Src,
+    },
     /// Byte swap (§4.2): to big-endian (`to_be`) or little-endian, on the low `bits` bits.
-    Swap { d: u8, to_be: bool, bits: u32 },
+    Swap {
+        d: u8,
+        to_be: bool,
+        bits: u32,
+    },
     Ja(u32),
     /// A conditional jump, comparing 64 bits (`wide`, JMP) or the low 32 (JMP32).
-    Jcc { cond: Cond, wide: bool, d: u8, src: Src, target: u32 },
+    Jcc {
+        cond: Cond,
+        wide: bool,
+        d: u8,
+        src: Src,
+        target: u32,
+    },
     /// A call of `Program::callees[i]`.
     Call(u32),
     Exit,
     /// `lddw` (the next slot is its second half, skipped).
-    LdImm64 { d: u8, value: u64 },
-    Ldx { size: u8, d: u8, s: u8, off: i16 },
-    Stx { size: u8, d: u8, s: u8, off: i16 },
-    St { size: u8, d: u8, off: i16, imm: i64 },
-    Atomic { size: u8, d: u8, s: u8, off: i16, op: AtomicOp, fetch: bool },
+    LdImm64 {
+        d: u8,
+        value: u64,
+    },
+    Ldx {
+        size: u8,
+        d: u8,
+        s: u8,
+        off: i16,
+    },
+    Stx {
+        size: u8,
+        d: u8,
+        s: u8,
+        off: i16,
+    },
+    St {
+        size: u8,
+        d: u8,
+        off: i16,
+        imm: i64,
+    },
+    Atomic {
+        size: u8,
+        d: u8,
+        s: u8,
+        off: i16,
+        op: AtomicOp,
+        fetch: bool,
+    },
     /// Never reached by a valid program (the second slot of `lddw`), or reached and refused.
     Invalid(&'static str),
 }
 
 /// Decodes the instructions of program `name`, refusing what the interpreter does not execute.
 /// `call_index` gives the callee index of each `call` (its `Op::Call`).
-pub fn decode(name: &str, insns: &[Insn], call_index: &HashMap<usize, usize>) -> Result<Vec<Op>, String> {
+pub fn decode(
+    name: &str,
+    insns: &[Insn],
+    call_index: &HashMap<usize, usize>,
+) -> Result<Vec<Op>, String> {
     let n = insns.len();
     let mut ops = Vec::with_capacity(n);
     let mut k = 0;
@@ -269,7 +316,11 @@ pub fn decode(name: &str, insns: &[Insn], call_index: &HashMap<usize, usize>) ->
             }
             Ok(t as u32)
         };
-        let src = if i.op & SOURCE_MASK == X { Src::Reg(i.src) } else { Src::Imm(i.imm as i32 as i64 as u64) };
+        let src = if i.op & SOURCE_MASK == X {
+            Src::Reg(i.src)
+        } else {
+            Src::Imm(i.imm as i32 as i64 as u64)
+        };
         let op = match i.class() {
             class @ (ALU | ALU64) => {
                 if i.dst == 10 {
@@ -292,31 +343,72 @@ pub fn decode(name: &str, insns: &[Insn], call_index: &HashMap<usize, usize>) ->
                 JA if class == JMP32 => Op::Ja(jump(i.imm)?),
                 JA => Op::Ja(jump(i.off as i64)?),
                 CALL if class == JMP => {
-                    let i = call_index.get(&k).ok_or_else(|| fail(k, "a call without a callee"))?;
+                    let i = call_index
+                        .get(&k)
+                        .ok_or_else(|| fail(k, "a call without a callee"))?;
                     Op::Call(*i as u32)
                 }
                 EXIT if class == JMP => Op::Exit,
                 c => match Cond::from_code(c) {
-                    Some(cond) => Op::Jcc { cond, wide: class == JMP, d: i.dst, src, target: jump(i.off as i64)? },
+                    Some(cond) => Op::Jcc {
+                        cond,
+                        wide: class == JMP,
+                        d: i.dst,
+                        src,
+                        target: jump(i.off as i64)?,
+                    },
                     None => return Err(fail(k, &format!("opcode {:#04x}", i.op))),
                 },
             },
             LD if i.op == LDDW => {
-                ops.push(Op::LdImm64 { d: i.dst, value: i.imm as u64 });
+                ops.push(Op::LdImm64 {
+                    d: i.dst,
+                    value: i.imm as u64,
+                });
                 ops.push(Op::Invalid("the second half of a 64-bit load was executed"));
                 k += 2;
                 continue;
             }
-            LDX if i.op & MODE_MASK == MEM => Op::Ldx { size, d: i.dst, s: i.src, off: i.off },
-            STX if i.op & MODE_MASK == MEM => Op::Stx { size, d: i.dst, s: i.src, off: i.off },
+            LDX if i.op & MODE_MASK == MEM => Op::Ldx {
+                size,
+                d: i.dst,
+                s: i.src,
+                off: i.off,
+            },
+            STX if i.op & MODE_MASK == MEM => Op::Stx {
+                size,
+                d: i.dst,
+                s: i.src,
+                off: i.off,
+            },
             STX if i.op & MODE_MASK == ATOMIC && (size == 4 || size == 8) => {
                 let Some((op, fetch)) = AtomicOp::from_imm(i.imm) else {
                     return Err(fail(k, &format!("atomic operation {:#x}", i.imm)));
                 };
-                Op::Atomic { size, d: i.dst, s: i.src, off: i.off, op, fetch }
+                Op::Atomic {
+                    size,
+                    d: i.dst,
+                    s: i.src,
+                    off: i.off,
+                    op,
+                    fetch,
+                }
             }
-            ST if i.op & MODE_MASK == MEM => Op::St { size, d: i.dst, off: i.off, imm: i.imm as i32 as i64 },
-            _ => return Err(fail(k, &format!("opcode {:#04x}, which the simulator's VM does not execute", i.op))),
+            ST if i.op & MODE_MASK == MEM => Op::St {
+                size,
+                d: i.dst,
+                off: i.off,
+                imm: i.imm as i32 as i64,
+            },
+            _ => {
+                return Err(fail(
+                    k,
+                    &format!(
+                        "opcode {:#04x}, which the simulator's VM does not execute",
+                        i.op
+                    ),
+                ))
+            }
         };
         ops.push(op);
         k += 1;
@@ -329,7 +421,19 @@ mod tests {
     use super::*;
 
     fn one(op: u8, dst: u8, src: u8, off: i16, imm: i64) -> Result<Vec<Op>, String> {
-        let insns = [Insn { op, dst, src, off, imm }, Insn { op: JMP | (EXIT << 4), ..Insn::default() }];
+        let insns = [
+            Insn {
+                op,
+                dst,
+                src,
+                off,
+                imm,
+            },
+            Insn {
+                op: JMP | (EXIT << 4),
+                ..Insn::default()
+            },
+        ];
         decode("p", &insns, &HashMap::new())
     }
 
@@ -346,21 +450,73 @@ mod tests {
 
     #[test]
     fn decodes_and_refuses() {
-        assert_eq!(one(0x07, 1, 0, 0, -1).unwrap()[0], Op::Alu64 { op: Alu::Add, d: 1, src: Src::Imm(u64::MAX) });
-        assert_eq!(one(0xcc, 2, 3, 0, 0).unwrap()[0], Op::Alu32 { op: Alu::Arsh, d: 2, src: Src::Reg(3) });
-        assert_eq!(one(0xdc, 1, 0, 0, 16).unwrap()[0], Op::Swap { d: 1, to_be: true, bits: 16 });
-        assert_eq!(one(0xd7, 1, 0, 0, 32).unwrap()[0], Op::Swap { d: 1, to_be: true, bits: 32 });
-        assert_eq!(one(0xad, 1, 2, 0, 0).unwrap()[0], Op::Jcc { cond: Cond::Jlt, wide: true, d: 1, src: Src::Reg(2), target: 1 });
+        assert_eq!(
+            one(0x07, 1, 0, 0, -1).unwrap()[0],
+            Op::Alu64 {
+                op: Alu::Add,
+                d: 1,
+                src: Src::Imm(u64::MAX)
+            }
+        );
+        assert_eq!(
+            one(0xcc, 2, 3, 0, 0).unwrap()[0],
+            Op::Alu32 {
+                op: Alu::Arsh,
+                d: 2,
+                src: Src::Reg(3)
+            }
+        );
+        assert_eq!(
+            one(0xdc, 1, 0, 0, 16).unwrap()[0],
+            Op::Swap {
+                d: 1,
+                to_be: true,
+                bits: 16
+            }
+        );
+        assert_eq!(
+            one(0xd7, 1, 0, 0, 32).unwrap()[0],
+            Op::Swap {
+                d: 1,
+                to_be: true,
+                bits: 32
+            }
+        );
+        assert_eq!(
+            one(0xad, 1, 2, 0, 0).unwrap()[0],
+            Op::Jcc {
+                cond: Cond::Jlt,
+                wide: true,
+                d: 1,
+                src: Src::Reg(2),
+                target: 1
+            }
+        );
         assert_eq!(one(0x06, 0, 0, 0, 0).unwrap()[0], Op::Ja(1));
         assert_eq!(
             one(0xdb, 1, 2, 8, 0xf1).unwrap()[0],
-            Op::Atomic { size: 8, d: 1, s: 2, off: 8, op: AtomicOp::Cmpxchg, fetch: true }
+            Op::Atomic {
+                size: 8,
+                d: 1,
+                s: 2,
+                off: 8,
+                op: AtomicOp::Cmpxchg,
+                fetch: true
+            }
         );
-        assert!(one(0xdb, 1, 2, 0, 0xe0).unwrap_err().contains("atomic operation 0xe0"));
+        assert!(one(0xdb, 1, 2, 0, 0xe0)
+            .unwrap_err()
+            .contains("atomic operation 0xe0"));
         // sdiv (offset 1), a load with sign extension (MEMSX), the frame pointer written.
         assert!(one(0x3f, 1, 2, 1, 0).unwrap_err().contains("offset 1"));
-        assert!(one(0x81, 1, 2, 0, 0).unwrap_err().contains("does not execute"));
-        assert!(one(0xb7, 10, 0, 0, 0).unwrap_err().contains("frame pointer"));
-        assert!(one(0x05, 0, 0, 5, 0).unwrap_err().contains("outside the program"));
+        assert!(one(0x81, 1, 2, 0, 0)
+            .unwrap_err()
+            .contains("does not execute"));
+        assert!(one(0xb7, 10, 0, 0, 0)
+            .unwrap_err()
+            .contains("frame pointer"));
+        assert!(one(0x05, 0, 0, 5, 0)
+            .unwrap_err()
+            .contains("outside the program"));
     }
 }

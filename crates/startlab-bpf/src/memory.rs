@@ -25,7 +25,10 @@ pub fn region_base(i: usize) -> u64 {
 /// and its offset in that region.
 #[inline(always)]
 pub fn split(addr: u64) -> (usize, usize) {
-    ((addr >> REGION_BITS) as usize, (addr & ((1 << REGION_BITS) - 1)) as usize)
+    (
+        (addr >> REGION_BITS) as usize,
+        (addr & ((1 << REGION_BITS) - 1)) as usize,
+    )
 }
 
 /// The address of byte `offset` of data section `i`.

@@ -12,7 +12,8 @@ use crate::isa::{Alu, AtomicOp, Cond, Op, Src};
 use crate::layout::{self, Image};
 use crate::memory::split;
 pub use crate::memory::{
-    region_base, ACK_REGION, CTX_REGION, FIRST_DATA_REGION, RATE_REGION, RING_REGION, SOCK_REGION, STACK_REGION,
+    region_base, ACK_REGION, CTX_REGION, FIRST_DATA_REGION, RATE_REGION, RING_REGION, SOCK_REGION,
+    STACK_REGION,
 };
 
 /// Bytes of stack per call frame (MAX_BPF_STACK) and frames at most.
@@ -78,24 +79,69 @@ impl Vm {
     /// configuration and share it between the connections that run it.
     pub fn specialized(loaded: &Loaded, data: &[Vec<u8>]) -> std::sync::Arc<Vec<Code>> {
         let read_only: Vec<bool> = loaded.data.iter().map(|d| !d.writable).collect();
-        std::sync::Arc::new(loaded.programs.iter().map(|p| specialize(p, data, &read_only)).collect())
+        std::sync::Arc::new(
+            loaded
+                .programs
+                .iter()
+                .map(|p| specialize(p, data, &read_only))
+                .collect(),
+        )
     }
 
     /// A fresh instance running `code` (from [`Vm::specialized`] with the same `data`).
-    pub fn with_code(loaded: std::sync::Arc<Loaded>, data: Vec<Vec<u8>>, code: std::sync::Arc<Vec<Code>>) -> Vm {
+    pub fn with_code(
+        loaded: std::sync::Arc<Loaded>,
+        data: Vec<Vec<u8>>,
+        code: std::sync::Arc<Vec<Code>>,
+    ) -> Vm {
         let mut regions = vec![
-            Region { bytes: vec![0; FRAME * FRAMES], writes: Writes::Any },
-            Region { bytes: vec![0; 64], writes: Writes::Never },
-            Region { bytes: vec![0; layout::SOCK_BYTES], writes: Writes::Ranges(layout::writable(Image::Sock)) },
-            Region { bytes: vec![0; layout::ACK_SAMPLE_BYTES], writes: Writes::Never },
-            Region { bytes: vec![0; layout::RATE_SAMPLE_BYTES], writes: Writes::Never },
-            Region { bytes: Vec::new(), writes: Writes::Any },
+            Region {
+                bytes: vec![0; FRAME * FRAMES],
+                writes: Writes::Any,
+            },
+            Region {
+                bytes: vec![0; 64],
+                writes: Writes::Never,
+            },
+            Region {
+                bytes: vec![0; layout::SOCK_BYTES],
+                writes: Writes::Ranges(layout::writable(Image::Sock)),
+            },
+            Region {
+                bytes: vec![0; layout::ACK_SAMPLE_BYTES],
+                writes: Writes::Never,
+            },
+            Region {
+                bytes: vec![0; layout::RATE_SAMPLE_BYTES],
+                writes: Writes::Never,
+            },
+            Region {
+                bytes: Vec::new(),
+                writes: Writes::Any,
+            },
         ];
         for (section, bytes) in loaded.data.iter().zip(data) {
-            regions.push(Region { bytes, writes: if section.writable { Writes::Any } else { Writes::Never } });
+            regions.push(Region {
+                bytes,
+                writes: if section.writable {
+                    Writes::Any
+                } else {
+                    Writes::Never
+                },
+            });
         }
         let maps = loaded.maps.len();
-        Vm { loaded, code, regions, storage: vec![None; maps], events: Vec::new(), reserved: None, now_ns: 0, hz: 1000, executed: 0 }
+        Vm {
+            loaded,
+            code,
+            regions,
+            storage: vec![None; maps],
+            events: Vec::new(),
+            reserved: None,
+            now_ns: 0,
+            hz: 1000,
+            executed: 0,
+        }
     }
 
     /// The socket image (fill it before a call, read what the program wrote after).
@@ -131,7 +177,9 @@ impl Vm {
     /// Runs hook `hook` (a member of `tcp_congestion_ops`) with `args` (the socket first, as
     /// the kernel passes them); `Ok(None)` if the object does not implement it.
     pub fn call(&mut self, hook: &str, args: &[u64]) -> Result<Option<u64>, VmError> {
-        let Some(&p) = self.loaded.hooks.get(hook) else { return Ok(None) };
+        let Some(&p) = self.loaded.hooks.get(hook) else {
+            return Ok(None);
+        };
         self.call_program(p, args).map(Some)
     }
 
@@ -149,28 +197,43 @@ impl Vm {
     fn translate(&self, addr: u64, size: usize, write: bool) -> Result<(usize, usize), VmError> {
         let (region, offset) = split(addr);
         if region == 0 || region > self.regions.len() {
-            return Err(VmError(format!("access to address {addr:#x}, which is in no memory the program may use")));
+            return Err(VmError(format!(
+                "access to address {addr:#x}, which is in no memory the program may use"
+            )));
         }
         let r = &self.regions[region - 1];
         if offset + size > r.bytes.len() {
-            return Err(VmError(format!("access of {size} bytes at offset {offset} of a region of {} bytes", r.bytes.len())));
+            return Err(VmError(format!(
+                "access of {size} bytes at offset {offset} of a region of {} bytes",
+                r.bytes.len()
+            )));
         }
         if write {
             let ok = match &r.writes {
                 Writes::Any => true,
                 Writes::Never => false,
-                Writes::Ranges(ranges) => ranges.iter().any(|&(a, b)| offset as u32 >= a && (offset + size) as u32 <= b),
+                Writes::Ranges(ranges) => ranges
+                    .iter()
+                    .any(|&(a, b)| offset as u32 >= a && (offset + size) as u32 <= b),
             };
             if !ok {
                 let what = if region - 1 == SOCK_REGION {
                     layout::FIELDS
                         .iter()
-                        .find(|f| f.image == Image::Sock && offset as u32 >= f.offset && (offset as u32) < f.offset + f.size)
-                        .map_or("the socket".to_string(), |f| format!("{}.{}", f.root, f.path))
+                        .find(|f| {
+                            f.image == Image::Sock
+                                && offset as u32 >= f.offset
+                                && (offset as u32) < f.offset + f.size
+                        })
+                        .map_or("the socket".to_string(), |f| {
+                            format!("{}.{}", f.root, f.path)
+                        })
                 } else {
                     "read-only memory".to_string()
                 };
-                return Err(VmError(format!("the program writes {what}, which a congestion control may not write")));
+                return Err(VmError(format!(
+                    "the program writes {what}, which a congestion control may not write"
+                )));
             }
         }
         Ok((region - 1, offset))
@@ -216,10 +279,16 @@ impl Vm {
 
     fn map(&self, handle: u64) -> Result<(usize, &MapDef), VmError> {
         if handle & !0xffff != MAP_TAG {
-            return Err(VmError("a helper was given something that is not a map".into()));
+            return Err(VmError(
+                "a helper was given something that is not a map".into(),
+            ));
         }
         let i = (handle & 0xffff) as usize;
-        self.loaded.maps.get(i).map(|m| (i, m)).ok_or_else(|| VmError("a map that does not exist".into()))
+        self.loaded
+            .maps
+            .get(i)
+            .map(|m| (i, m))
+            .ok_or_else(|| VmError("a map that does not exist".into()))
     }
 
     fn helper(&mut self, id: u32, r: &[u64; 16]) -> Result<u64, VmError> {
@@ -232,13 +301,19 @@ impl Vm {
                 // bpf_sk_storage_get(map, sk, value, flags): one socket per instance.
                 let (i, m) = self.map(a1)?;
                 if m.kind != MAP_TYPE_SK_STORAGE {
-                    return Err(VmError(format!("bpf_sk_storage_get on map \"{}\", which is not socket storage", m.name)));
+                    return Err(VmError(format!(
+                        "bpf_sk_storage_get on map \"{}\", which is not socket storage",
+                        m.name
+                    )));
                 }
                 let size = m.value_size as usize;
                 match self.storage[i] {
                     Some(region) => region_base(region),
                     None if a4 & 1 != 0 => {
-                        self.regions.push(Region { bytes: vec![0; size], writes: Writes::Any });
+                        self.regions.push(Region {
+                            bytes: vec![0; size],
+                            writes: Writes::Any,
+                        });
                         self.storage[i] = Some(self.regions.len() - 1);
                         region_base(self.regions.len() - 1)
                     }
@@ -265,7 +340,9 @@ impl Vm {
             132 | 133 => {
                 // bpf_ringbuf_submit / _discard(data, flags)
                 if a1 != region_base(RING_REGION) || self.reserved.is_none() {
-                    return Err(VmError("a ring-buffer record submitted that was not reserved".into()));
+                    return Err(VmError(
+                        "a ring-buffer record submitted that was not reserved".into(),
+                    ));
                 }
                 self.reserved = None;
                 let record = std::mem::take(&mut self.regions[RING_REGION].bytes);
@@ -281,7 +358,8 @@ impl Vm {
                     return Ok(u64::MAX);
                 }
                 let (reg, o) = self.translate(a2, r[3] as usize, false)?;
-                self.events.push(self.regions[reg].bytes[o..o + r[3] as usize].to_vec());
+                self.events
+                    .push(self.regions[reg].bytes[o..o + r[3] as usize].to_vec());
                 0
             }
             _ => return Err(VmError(format!("helper {id} is not provided"))),
@@ -299,7 +377,9 @@ impl Vm {
     /// The kernel functions a controller may call, as Linux computes them.
     fn kfunc(&mut self, name: &str, r: &[u64; 16]) -> Result<u64, VmError> {
         if r[1] != region_base(SOCK_REGION) {
-            return Err(VmError(format!("{name} was given something other than the socket")));
+            return Err(VmError(format!(
+                "{name} was given something other than the socket"
+            )));
         }
         let cwnd = self.sock_get(layout::sock().snd_cwnd) as u32;
         let ssthresh = self.sock_get(layout::sock().snd_ssthresh) as u32;
@@ -321,7 +401,9 @@ impl Vm {
             // tcp_reno_ssthresh
             "tcp_reno_ssthresh" => (cwnd >> 1).max(2) as u64,
             // tcp_reno_undo_cwnd
-            "tcp_reno_undo_cwnd" => cwnd.max(self.sock_get(layout::sock().prior_cwnd) as u32) as u64,
+            "tcp_reno_undo_cwnd" => {
+                cwnd.max(self.sock_get(layout::sock().prior_cwnd) as u32) as u64
+            }
             // tcp_reno_cong_avoid
             "tcp_reno_cong_avoid" => {
                 let mut acked = r[3] as u32;
@@ -350,7 +432,8 @@ impl Vm {
             return true;
         }
         let cwnd = self.sock_get(layout::sock().snd_cwnd);
-        cwnd < self.sock_get(layout::sock().snd_ssthresh) && cwnd < 2 * self.sock_get(layout::sock().max_packets_out)
+        cwnd < self.sock_get(layout::sock().snd_ssthresh)
+            && cwnd < 2 * self.sock_get(layout::sock().max_packets_out)
     }
 
     /// net/ipv4/tcp_cong.c, tcp_cong_avoid_ai: one segment per `w` acknowledged.
@@ -393,7 +476,10 @@ impl Vm {
             count += 1;
             if count > BUDGET {
                 self.executed += count;
-                return Err(VmError(format!("{} ran more than {BUDGET} instructions", prog.name)));
+                return Err(VmError(format!(
+                    "{} ran more than {BUDGET} instructions",
+                    prog.name
+                )));
             }
             let Some(&op) = ops.get(pc) else {
                 return Err(VmError(format!("{} ran off its end", prog.name)));
@@ -403,7 +489,10 @@ impl Vm {
                 // RFC 9669 §4.1: division by zero gives 0, modulo by zero leaves the dividend;
                 // shifts take the shift amount modulo the width.
                 Op::Alu64 { op, d, src } => {
-                    let x = match src { Src::Reg(s) => reg[(s & 15) as usize], Src::Imm(v) => v };
+                    let x = match src {
+                        Src::Reg(s) => reg[(s & 15) as usize],
+                        Src::Imm(v) => v,
+                    };
                     let a = reg[(d & 15) as usize];
                     reg[(d & 15) as usize] = match op {
                         Alu::Add => a.wrapping_add(x),
@@ -415,14 +504,23 @@ impl Vm {
                         Alu::Lsh => a << (x & 63),
                         Alu::Rsh => a >> (x & 63),
                         Alu::Neg => (a as i64).wrapping_neg() as u64,
-                        Alu::Mod => if x == 0 { a } else { a % x },
+                        Alu::Mod => {
+                            if x == 0 {
+                                a
+                            } else {
+                                a % x
+                            }
+                        }
                         Alu::Xor => a ^ x,
                         Alu::Mov => x,
                         Alu::Arsh => ((a as i64) >> (x & 63)) as u64,
                     };
                 }
                 Op::Alu32 { op, d, src } => {
-                    let x = match src { Src::Reg(s) => reg[(s & 15) as usize], Src::Imm(v) => v } as u32;
+                    let x = match src {
+                        Src::Reg(s) => reg[(s & 15) as usize],
+                        Src::Imm(v) => v,
+                    } as u32;
                     let a = reg[(d & 15) as usize] as u32;
                     reg[(d & 15) as usize] = (match op {
                         Alu::Add => a.wrapping_add(x),
@@ -434,7 +532,13 @@ impl Vm {
                         Alu::Lsh => a << (x & 31),
                         Alu::Rsh => a >> (x & 31),
                         Alu::Neg => (a as i32).wrapping_neg() as u32,
-                        Alu::Mod => if x == 0 { a } else { a % x },
+                        Alu::Mod => {
+                            if x == 0 {
+                                a
+                            } else {
+                                a % x
+                            }
+                        }
                         Alu::Xor => a ^ x,
                         Alu::Mov => x,
                         Alu::Arsh => ((a as i32) >> (x & 31)) as u32,
@@ -452,8 +556,17 @@ impl Vm {
                     };
                 }
                 Op::Ja(target) => pc = target as usize,
-                Op::Jcc { cond, wide, d, src, target } => {
-                    let x = match src { Src::Reg(s) => reg[(s & 15) as usize], Src::Imm(v) => v };
+                Op::Jcc {
+                    cond,
+                    wide,
+                    d,
+                    src,
+                    target,
+                } => {
+                    let x = match src {
+                        Src::Reg(s) => reg[(s & 15) as usize],
+                        Src::Imm(v) => v,
+                    };
                     if condition(cond, wide, reg[(d & 15) as usize], x) {
                         pc = target as usize;
                     }
@@ -464,7 +577,10 @@ impl Vm {
                         Callee::Kfunc(name) => reg[0] = self.kfunc(name, &reg)?,
                         &Callee::Local(target) => {
                             if frame + 1 >= FRAMES {
-                                return Err(VmError(format!("{}: calls nested more than {FRAMES} deep", prog.name)));
+                                return Err(VmError(format!(
+                                    "{}: calls nested more than {FRAMES} deep",
+                                    prog.name
+                                )));
                             }
                             stack.push((pc, [reg[6], reg[7], reg[8], reg[9]]));
                             frame += 1;
@@ -495,15 +611,33 @@ impl Vm {
                     pc += 1;
                 }
                 Op::Ldx { size, d, s, off } => {
-                    reg[(d & 15) as usize] = self.load(reg[(s & 15) as usize].wrapping_add(off as i64 as u64), size as usize)?;
+                    reg[(d & 15) as usize] = self.load(
+                        reg[(s & 15) as usize].wrapping_add(off as i64 as u64),
+                        size as usize,
+                    )?;
                 }
                 Op::Stx { size, d, s, off } => {
-                    self.store(reg[(d & 15) as usize].wrapping_add(off as i64 as u64), size as usize, reg[(s & 15) as usize])?;
+                    self.store(
+                        reg[(d & 15) as usize].wrapping_add(off as i64 as u64),
+                        size as usize,
+                        reg[(s & 15) as usize],
+                    )?;
                 }
                 Op::St { size, d, off, imm } => {
-                    self.store(reg[(d & 15) as usize].wrapping_add(off as i64 as u64), size as usize, imm as u64)?;
+                    self.store(
+                        reg[(d & 15) as usize].wrapping_add(off as i64 as u64),
+                        size as usize,
+                        imm as u64,
+                    )?;
                 }
-                Op::Atomic { size, d, s, off, op, fetch } => {
+                Op::Atomic {
+                    size,
+                    d,
+                    s,
+                    off,
+                    op,
+                    fetch,
+                } => {
                     // One thread: a read, the operation, a write (RFC 9669 §5.3).
                     let (size, s) = (size as usize, (s & 15) as usize);
                     let addr = reg[(d & 15) as usize].wrapping_add(off as i64 as u64);
@@ -517,7 +651,11 @@ impl Vm {
                         AtomicOp::Xchg => val,
                         AtomicOp::Cmpxchg => {
                             // cmpxchg: r0 is compared and receives the old value.
-                            let expected = if size == 4 { reg[0] as u32 as u64 } else { reg[0] };
+                            let expected = if size == 4 {
+                                reg[0] as u32 as u64
+                            } else {
+                                reg[0]
+                            };
                             self.store(addr, size, if old == expected { val } else { old })?;
                             reg[0] = old;
                             continue;
@@ -541,7 +679,12 @@ fn condition(cond: Cond, wide: bool, a: u64, x: u64) -> bool {
     let (a, x, sa, sx) = if wide {
         (a, x, a as i64, x as i64)
     } else {
-        (a as u32 as u64, x as u32 as u64, a as u32 as i32 as i64, x as u32 as i32 as i64)
+        (
+            a as u32 as u64,
+            x as u32 as u64,
+            a as u32 as i32 as i64,
+            x as u32 as i32 as i64,
+        )
     };
     match cond {
         Cond::Jeq => a == x,
@@ -602,21 +745,40 @@ pub fn specialize(prog: &Program, data: &[Vec<u8>], read_only: &[bool]) -> Code 
         }
         match out[pc] {
             Op::LdImm64 { d, value } => known[d as usize] = Some(value),
-            Op::Alu64 { op: Alu::Mov, d, src } => {
+            Op::Alu64 {
+                op: Alu::Mov,
+                d,
+                src,
+            } => {
                 known[d as usize] = match src {
                     Src::Imm(v) => Some(v),
                     Src::Reg(s) => known[s as usize],
                 };
             }
-            Op::Alu64 { op: Alu::Add, d, src: Src::Imm(v) } => known[d as usize] = known[d as usize].map(|a| a.wrapping_add(v)),
+            Op::Alu64 {
+                op: Alu::Add,
+                d,
+                src: Src::Imm(v),
+            } => known[d as usize] = known[d as usize].map(|a| a.wrapping_add(v)),
             Op::Ldx { size, d, s, off } => {
-                let value = known[s as usize].and_then(|a| constant_at(a.wrapping_add(off as i64 as u64), size as usize));
+                let value = known[s as usize]
+                    .and_then(|a| constant_at(a.wrapping_add(off as i64 as u64), size as usize));
                 if let Some(v) = value {
-                    out[pc] = Op::Alu64 { op: Alu::Mov, d, src: Src::Imm(v) };
+                    out[pc] = Op::Alu64 {
+                        op: Alu::Mov,
+                        d,
+                        src: Src::Imm(v),
+                    };
                 }
                 known[d as usize] = value;
             }
-            Op::Jcc { cond, wide, d, src, target } => {
+            Op::Jcc {
+                cond,
+                wide,
+                d,
+                src,
+                target,
+            } => {
                 let x = match src {
                     Src::Imm(v) => Some(v),
                     Src::Reg(s) => known[s as usize],
@@ -631,7 +793,9 @@ pub fn specialize(prog: &Program, data: &[Vec<u8>], read_only: &[bool]) -> Code 
                     *r = None;
                 }
             }
-            Op::Alu64 { d, .. } | Op::Alu32 { d, .. } | Op::Swap { d, .. } => known[d as usize] = None,
+            Op::Alu64 { d, .. } | Op::Alu32 { d, .. } | Op::Swap { d, .. } => {
+                known[d as usize] = None
+            }
             Op::Atomic { s, .. } => {
                 known[s as usize] = None;
                 known[0] = None;
@@ -653,7 +817,19 @@ pub fn specialize(prog: &Program, data: &[Vec<u8>], read_only: &[bool]) -> Code 
         .iter()
         .map(|&pc| match out[pc] {
             Op::Ja(t) => Op::Ja(new_index[t as usize]),
-            Op::Jcc { cond, wide, d, src, target } => Op::Jcc { cond, wide, d, src, target: new_index[target as usize] },
+            Op::Jcc {
+                cond,
+                wide,
+                d,
+                src,
+                target,
+            } => Op::Jcc {
+                cond,
+                wide,
+                d,
+                src,
+                target: new_index[target as usize],
+            },
             op => op,
         })
         .collect();
@@ -678,6 +854,9 @@ pub struct Code {
 impl Code {
     /// The program as loaded, not specialised.
     pub fn of(prog: &Program) -> Code {
-        Code { ops: prog.ops.clone(), callees: prog.callees.clone() }
+        Code {
+            ops: prog.ops.clone(),
+            callees: prog.callees.clone(),
+        }
     }
 }

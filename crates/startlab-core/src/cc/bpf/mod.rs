@@ -192,8 +192,7 @@ fn user_factory(path: &str, cc_params: &Params, startup: &str) -> Result<BpfFact
     }
     let elf = startlab_bpf::elf::read_object(path)
         .map_err(|e| refuse("cc", format!("{PREFIX}{path}: {e}")))?;
-    let loaded = load(&object_key(&elf), &elf)
-        .map_err(|e| refuse("cc", format!("{path}: {e}")))?;
+    let loaded = load(&object_key(&elf), &elf).map_err(|e| refuse("cc", format!("{path}: {e}")))?;
     let mut data: Vec<Vec<u8>> = loaded.data.iter().map(|d| d.bytes.clone()).collect();
     let mut hz = 1000;
     for (name, value) in cc_params {
@@ -880,7 +879,7 @@ impl CongestionControl for BpfController {
             return false;
         }
         let f = layout::sock();
-        let us = |d: crate::time::Duration| (d.as_nanos() / 1000) as u64;
+        let us = |d: crate::time::Duration| d.as_nanos() / 1000;
         let r = self.vm.rate_sample();
         layout::put(r, f.rs_delivered, rs.delivered);
         layout::put(r, f.rs_interval_us, us(rs.interval));
@@ -915,11 +914,17 @@ mod tests {
             .expect("the struct_ops name");
         let mut renamed = built.to_vec();
         renamed[at..at + 8].copy_from_slice(b"rebuiltA");
-        let path = std::env::temp_dir().join(format!("startlab-cache-{}.bpf.o", std::process::id()));
+        let path =
+            std::env::temp_dir().join(format!("startlab-cache-{}.bpf.o", std::process::id()));
         let name = |bytes: &[u8]| {
             std::fs::write(&path, bytes).unwrap();
-            let f = factory(path.to_str().unwrap(), &Params::new(), crate::cc::registry::DEFAULT_STARTUP, &Params::new())
-                .unwrap();
+            let f = factory(
+                path.to_str().unwrap(),
+                &Params::new(),
+                crate::cc::registry::DEFAULT_STARTUP,
+                &Params::new(),
+            )
+            .unwrap();
             f.loaded.name.clone()
         };
         assert_eq!(name(built), "startlab");
