@@ -99,17 +99,32 @@ pub fn read_object(path: &str) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-/// Helpers the VM provides, by number (include/uapi/linux/bpf.h).
+/// The helpers the VM provides, by number (include/uapi/linux/bpf.h, `enum bpf_func_id`).
+pub mod helper {
+    pub const KTIME_GET_NS: u32 = 5;
+    pub const TRACE_PRINTK: u32 = 6;
+    pub const SK_STORAGE_GET: u32 = 107;
+    pub const SK_STORAGE_DELETE: u32 = 108;
+    pub const JIFFIES64: u32 = 118;
+    pub const RINGBUF_OUTPUT: u32 = 130;
+    pub const RINGBUF_RESERVE: u32 = 131;
+    pub const RINGBUF_SUBMIT: u32 = 132;
+    pub const RINGBUF_DISCARD: u32 = 133;
+    /// bpf_sk_storage_get's flag that creates the storage.
+    pub const SK_STORAGE_GET_F_CREATE: u64 = 1;
+}
+
+/// The helpers the VM provides, with their names.
 pub const HELPERS: &[(u32, &str)] = &[
-    (5, "bpf_ktime_get_ns"),
-    (6, "bpf_trace_printk"),
-    (107, "bpf_sk_storage_get"),
-    (108, "bpf_sk_storage_delete"),
-    (118, "bpf_jiffies64"),
-    (130, "bpf_ringbuf_output"),
-    (131, "bpf_ringbuf_reserve"),
-    (132, "bpf_ringbuf_submit"),
-    (133, "bpf_ringbuf_discard"),
+    (helper::KTIME_GET_NS, "bpf_ktime_get_ns"),
+    (helper::TRACE_PRINTK, "bpf_trace_printk"),
+    (helper::SK_STORAGE_GET, "bpf_sk_storage_get"),
+    (helper::SK_STORAGE_DELETE, "bpf_sk_storage_delete"),
+    (helper::JIFFIES64, "bpf_jiffies64"),
+    (helper::RINGBUF_OUTPUT, "bpf_ringbuf_output"),
+    (helper::RINGBUF_RESERVE, "bpf_ringbuf_reserve"),
+    (helper::RINGBUF_SUBMIT, "bpf_ringbuf_submit"),
+    (helper::RINGBUF_DISCARD, "bpf_ringbuf_discard"),
 ];
 
 /// Kernel functions the VM provides (net/ipv4/bpf_tcp_ca.c's set, as far as a controller of

@@ -7,7 +7,9 @@
 //! write, a bounded number of instructions per call. A program that breaks one gets an error,
 //! never the process.
 
-use crate::elf::{Callee, Loaded, MapDef, Program, MAP_TAG, MAP_TYPE_RINGBUF, MAP_TYPE_SK_STORAGE};
+use crate::elf::{
+    helper, Callee, Loaded, MapDef, Program, MAP_TAG, MAP_TYPE_RINGBUF, MAP_TYPE_SK_STORAGE,
+};
 use crate::isa::{Alu, AtomicOp, Cond, Op, Src};
 use crate::layout::{self, Image};
 use crate::memory::split;
@@ -294,10 +296,10 @@ impl Vm {
     fn helper(&mut self, id: u32, r: &[u64; 16]) -> Result<u64, VmError> {
         let (a1, a2, a4) = (r[1], r[2], r[4]);
         Ok(match id {
-            5 => self.now_ns,
-            6 => 0,
-            118 => self.now_ns.saturating_mul(self.hz) / 1_000_000_000,
-            107 => {
+            helper::KTIME_GET_NS => self.now_ns,
+            helper::TRACE_PRINTK => 0,
+            helper::JIFFIES64 => self.now_ns.saturating_mul(self.hz) / 1_000_000_000,
+            helper::SK_STORAGE_GET => {
                 // bpf_sk_storage_get(map, sk, value, flags): one socket per instance.
                 let (i, m) = self.map(a1)?;
                 if m.kind != MAP_TYPE_SK_STORAGE {
@@ -309,7 +311,7 @@ impl Vm {
                 let size = m.value_size as usize;
                 match self.storage[i] {
                     Some(region) => region_base(region),
-                    None if a4 & 1 != 0 => {
+                    None if a4 & helper::SK_STORAGE_GET_F_CREATE != 0 => {
                         self.regions.push(Region {
                             bytes: vec![0; size],
                             writes: Writes::Any,
@@ -320,14 +322,14 @@ impl Vm {
                     None => 0,
                 }
             }
-            108 => {
+            helper::SK_STORAGE_DELETE => {
                 let (i, _) = self.map(a1)?;
                 if let Some(region) = self.storage[i].take() {
                     self.regions[region].bytes.clear();
                 }
                 0
             }
-            131 => {
+            helper::RINGBUF_RESERVE => {
                 // bpf_ringbuf_reserve(map, size, flags)
                 let (i, m) = self.map(a1)?;
                 if m.kind != MAP_TYPE_RINGBUF || self.reserved.is_some() || a2 > 1 << 16 {
@@ -337,7 +339,7 @@ impl Vm {
                 self.reserved = Some((i, a2 as usize));
                 region_base(RING_REGION)
             }
-            132 | 133 => {
+            helper::RINGBUF_SUBMIT | helper::RINGBUF_DISCARD => {
                 // bpf_ringbuf_submit / _discard(data, flags)
                 if a1 != region_base(RING_REGION) || self.reserved.is_none() {
                     return Err(VmError(
@@ -346,12 +348,12 @@ impl Vm {
                 }
                 self.reserved = None;
                 let record = std::mem::take(&mut self.regions[RING_REGION].bytes);
-                if id == 132 {
+                if id == helper::RINGBUF_SUBMIT {
                     self.events.push(record);
                 }
                 0
             }
-            130 => {
+            helper::RINGBUF_OUTPUT => {
                 // bpf_ringbuf_output(map, data, size, flags)
                 let (_, m) = self.map(a1)?;
                 if m.kind != MAP_TYPE_RINGBUF {
