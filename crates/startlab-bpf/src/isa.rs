@@ -226,7 +226,12 @@ pub enum Src {
 }
 
 /// An instruction decoded once for the interpreter; jump targets are absolute indices.
+///
+/// `repr(u8)` keeps the variant in a byte of its own that the interpreter's dispatch reads as it
+/// is (without it, the compiler may hide it in the unused values of `Cond` or `Alu`, and every
+/// dispatch would pay for decoding it); the fields are in an order that keeps `Op` 24 bytes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum Op {
     Alu64 {
         op: Alu,
@@ -250,8 +255,8 @@ pub enum Op {
         cond: Cond,
         wide: bool,
         d: u8,
-        src: Src,
         target: u32,
+        src: Src,
     },
     /// A call of `Program::callees[i]`.
     Call(u32),
