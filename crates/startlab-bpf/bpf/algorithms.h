@@ -3,26 +3,74 @@
  * The algorithms compiled into the object, by their C names (the simulator's, with `-` as `_`
  * and `++` as `_pp`). Each NAME has a file cc/NAME.bpf.c or startup/NAME.bpf.c (several names
  * may share one) that defines struct NAME_config (its parameters, named and typed as
- * startlab.h describes), struct NAME_state (per connection) and the hooks below, each taking
- * (struct ca *ca, const volatile struct NAME_config *cfg, struct NAME_state *st, ...):
+ * startlab.h describes), struct NAME_state (per connection), the hooks it implements, each
+ * taking (struct ca *ca, const volatile struct NAME_config *cfg, struct NAME_state *st, ...),
+ * and its table of them, `CC_OPS(NAME) = { .hook = NAME_hook, ... };` (or STARTUP_OPS).
  *
- * congestion control                        start-up algorithm
- *   NAME_init(...)                            NAME_init(...)
- *   __u32 NAME_ssthresh(...)                  __u32 NAME_on_ack(..., __u32 acked): what is left
- *   NAME_cong_avoid(..., __u32 acked):          for congestion avoidance
- *     its own slow start included             __u32 NAME_on_loss(..., __u32 ssthresh)
- *   NAME_pkts_acked(..., const struct ack_sample *)  NAME_pkts_acked(..., const struct ack_sample *)
- *   NAME_set_state(..., __u8 new_state)       NAME_set_state(..., __u8 new_state)
- *   NAME_cwnd_event(..., enum tcp_ca_event)   NAME_cwnd_event(..., enum tcp_ca_event)
- *   NAME_in_ack_event(..., __u32 flags)       bool NAME_in_startup(...)
- *   __u32 NAME_undo_cwnd(...)
- *   bool NAME_in_startup(...)
+ * As in Linux's struct tcp_congestion_ops, a hook the algorithm does not need is left out of
+ * its table (NULL), and controller.bpf.c does what Linux does without it; the hooks every
+ * algorithm must have, as tcp_validate_congestion_control requires ssthresh and cong_avoid,
+ * are checked when the object is compiled.
  *
- * They mirror the Rust traits CongestionControl and SlowStart (crate startlab-core, cc/mod.rs)
- * hook for hook; controller.bpf.c calls them in the order cc::WithStartup does.
+ * congestion control (CC_OPS)               without it
+ *   init(...)                                 nothing
+ *   __u32 ssthresh(...)                       required
+ *   cong_avoid(..., __u32 acked),             required
+ *     its own slow start included
+ *   pkts_acked(..., const struct ack_sample *)  nothing
+ *   set_state(..., __u8 new_state)            nothing
+ *   cwnd_event(..., enum tcp_ca_event)        nothing
+ *   in_ack_event(..., __u32 flags)            nothing
+ *   __u32 undo_cwnd(...)                      tcp_reno_undo_cwnd, as Linux's own controllers
+ *   bool in_startup(...)                      cwnd < ssthresh (tcp_in_slow_start)
+ *
+ * start-up algorithm (STARTUP_OPS)          without it
+ *   init(...)                                 nothing
+ *   __u32 on_ack(..., __u32 acked): what is   required
+ *     left for congestion avoidance
+ *   __u32 on_loss(..., __u32 ssthresh)        ssthresh unchanged
+ *   pkts_acked(..., const struct ack_sample *)  nothing
+ *   set_state(..., __u8 new_state)            nothing
+ *   cwnd_event(..., enum tcp_ca_event)        nothing
+ *   bool in_startup(...)                      cwnd < ssthresh (tcp_in_slow_start)
+ *
+ * They mirror the Rust traits CongestionControl and SlowStart (crate startlab-core, cc/mod.rs),
+ * whose default methods are the same; controller.bpf.c calls them in the order cc::WithStartup
+ * does.
  */
 #ifndef STARTLAB_ALGORITHMS_H
 #define STARTLAB_ALGORITHMS_H
+
+/* The arguments every hook of algorithm n takes first. */
+#define HOOK_ARGS(n) struct ca *, const volatile struct n##_config *, struct n##_state *
+
+/* struct n##_ops, the hooks of congestion control n, and its table n##_ops (see above). */
+#define CC_OPS(n)                                                                       \
+	struct n##_ops {                                                                \
+		void (*init)(HOOK_ARGS(n));                                             \
+		__u32 (*ssthresh)(HOOK_ARGS(n));                                        \
+		void (*cong_avoid)(HOOK_ARGS(n), __u32 acked);                          \
+		void (*pkts_acked)(HOOK_ARGS(n), const struct ack_sample *sample);      \
+		void (*set_state)(HOOK_ARGS(n), __u8 new_state);                        \
+		void (*cwnd_event)(HOOK_ARGS(n), enum tcp_ca_event ev);                 \
+		void (*in_ack_event)(HOOK_ARGS(n), __u32 flags);                        \
+		__u32 (*undo_cwnd)(HOOK_ARGS(n));                                       \
+		bool (*in_startup)(HOOK_ARGS(n));                                       \
+	};                                                                              \
+	static const struct n##_ops n##_ops
+
+/* The same for start-up algorithm n. */
+#define STARTUP_OPS(n)                                                                  \
+	struct n##_ops {                                                                \
+		void (*init)(HOOK_ARGS(n));                                             \
+		__u32 (*on_ack)(HOOK_ARGS(n), __u32 acked);                             \
+		__u32 (*on_loss)(HOOK_ARGS(n), __u32 ssthresh);                         \
+		void (*pkts_acked)(HOOK_ARGS(n), const struct ack_sample *sample);      \
+		void (*set_state)(HOOK_ARGS(n), __u8 new_state);                        \
+		void (*cwnd_event)(HOOK_ARGS(n), enum tcp_ca_event ev);                 \
+		bool (*in_startup)(HOOK_ARGS(n));                                       \
+	};                                                                              \
+	static const struct n##_ops n##_ops
 
 /* Shared parts. */
 #include "rounds.h"

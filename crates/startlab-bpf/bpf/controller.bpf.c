@@ -98,47 +98,59 @@ static __always_inline bool ca_begin(struct ca *ca, struct sock *sk, bool create
 	return ca->f != 0;
 }
 
-/* ---- dispatch: the chosen algorithm's hook (the verifier drops the others) ------------------ */
+/* ---- dispatch: the chosen algorithm's hook, or what Linux does where a tcp_congestion_ops
+ * leaves it NULL (algorithms.h); the verifier drops the algorithms not chosen ---------------- */
 
-#define CC_CALL(n, hook, ...) \
-	if (CC_IS(n))         \
-		return n##_##hook(ca, &config.n, &FLOW(ca)->cc.n, ##__VA_ARGS__);
-#define STARTUP_CALL(n, hook, ...) \
-	if (STARTUP_IS(n))         \
-		return n##_##hook(ca, &config.n, &FLOW(ca)->ss.n, ##__VA_ARGS__);
+/* Called where an algorithm's table lacks a hook it must have: the object then does not compile,
+ * as tcp_validate_congestion_control refuses a controller without ssthresh or cong_avoid. */
+extern void startlab_required_hook_missing(void)
+	__attribute__((error("an algorithm's table lacks a required hook (see algorithms.h)")));
 
-#define CC_INIT(n) CC_CALL(n, init)
+#define CC_CALL(n, hook, otherwise, ...)                                                     \
+	if (CC_IS(n))                                                                        \
+		return n##_ops.hook ? n##_ops.hook(ca, &config.n, &FLOW(ca)->cc.n, ##__VA_ARGS__) \
+				    : otherwise;
+#define STARTUP_CALL(n, hook, otherwise, ...)                                                \
+	if (STARTUP_IS(n))                                                                   \
+		return n##_ops.hook ? n##_ops.hook(ca, &config.n, &FLOW(ca)->ss.n, ##__VA_ARGS__) \
+				    : otherwise;
+#define REQUIRED(n, hook)          \
+	if (!n##_ops.hook)         \
+		startlab_required_hook_missing();
+#define NOTHING ((void)0)
+
+#define CC_INIT(n) CC_CALL(n, init, NOTHING)
 static __always_inline void cc_init(struct ca *ca) { CC_LIST(CC_INIT) }
-#define CC_SSTHRESH(n) CC_CALL(n, ssthresh)
+#define CC_SSTHRESH(n) REQUIRED(n, ssthresh) CC_CALL(n, ssthresh, 0)
 static __always_inline __u32 cc_ssthresh(struct ca *ca) { CC_LIST(CC_SSTHRESH) return tcp_reno_ssthresh(ca->sk); }
-#define CC_CONG_AVOID(n) CC_CALL(n, cong_avoid, acked)
+#define CC_CONG_AVOID(n) REQUIRED(n, cong_avoid) CC_CALL(n, cong_avoid, NOTHING, acked)
 static __always_inline void cc_cong_avoid(struct ca *ca, __u32 acked) { CC_LIST(CC_CONG_AVOID) }
-#define CC_PKTS_ACKED(n) CC_CALL(n, pkts_acked, s)
+#define CC_PKTS_ACKED(n) CC_CALL(n, pkts_acked, NOTHING, s)
 static __always_inline void cc_pkts_acked(struct ca *ca, const struct ack_sample *s) { CC_LIST(CC_PKTS_ACKED) }
-#define CC_SET_STATE(n) CC_CALL(n, set_state, new_state)
+#define CC_SET_STATE(n) CC_CALL(n, set_state, NOTHING, new_state)
 static __always_inline void cc_set_state(struct ca *ca, __u8 new_state) { CC_LIST(CC_SET_STATE) }
-#define CC_CWND_EVENT(n) CC_CALL(n, cwnd_event, ev)
+#define CC_CWND_EVENT(n) CC_CALL(n, cwnd_event, NOTHING, ev)
 static __always_inline void cc_cwnd_event(struct ca *ca, enum tcp_ca_event ev) { CC_LIST(CC_CWND_EVENT) }
-#define CC_IN_ACK_EVENT(n) CC_CALL(n, in_ack_event, flags)
+#define CC_IN_ACK_EVENT(n) CC_CALL(n, in_ack_event, NOTHING, flags)
 static __always_inline void cc_in_ack_event(struct ca *ca, __u32 flags) { CC_LIST(CC_IN_ACK_EVENT) }
-#define CC_UNDO(n) CC_CALL(n, undo_cwnd)
+#define CC_UNDO(n) CC_CALL(n, undo_cwnd, tcp_reno_undo_cwnd(ca->sk))
 static __always_inline __u32 cc_undo_cwnd(struct ca *ca) { CC_LIST(CC_UNDO) return tcp_reno_undo_cwnd(ca->sk); }
-#define CC_IN_STARTUP(n) CC_CALL(n, in_startup)
+#define CC_IN_STARTUP(n) CC_CALL(n, in_startup, in_slow_start(ca))
 static __always_inline bool cc_in_startup(struct ca *ca) { CC_LIST(CC_IN_STARTUP) return in_slow_start(ca); }
 
-#define SS_INIT(n) STARTUP_CALL(n, init)
+#define SS_INIT(n) STARTUP_CALL(n, init, NOTHING)
 static __always_inline void startup_init(struct ca *ca) { STARTUP_LIST(SS_INIT) }
-#define SS_ON_ACK(n) STARTUP_CALL(n, on_ack, acked)
+#define SS_ON_ACK(n) REQUIRED(n, on_ack) STARTUP_CALL(n, on_ack, 0, acked)
 static __always_inline __u32 startup_on_ack(struct ca *ca, __u32 acked) { STARTUP_LIST(SS_ON_ACK) return acked; }
-#define SS_ON_LOSS(n) STARTUP_CALL(n, on_loss, ssthresh)
+#define SS_ON_LOSS(n) STARTUP_CALL(n, on_loss, ssthresh, ssthresh)
 static __always_inline __u32 startup_on_loss(struct ca *ca, __u32 ssthresh) { STARTUP_LIST(SS_ON_LOSS) return ssthresh; }
-#define SS_PKTS_ACKED(n) STARTUP_CALL(n, pkts_acked, s)
+#define SS_PKTS_ACKED(n) STARTUP_CALL(n, pkts_acked, NOTHING, s)
 static __always_inline void startup_pkts_acked(struct ca *ca, const struct ack_sample *s) { STARTUP_LIST(SS_PKTS_ACKED) }
-#define SS_SET_STATE(n) STARTUP_CALL(n, set_state, new_state)
+#define SS_SET_STATE(n) STARTUP_CALL(n, set_state, NOTHING, new_state)
 static __always_inline void startup_set_state(struct ca *ca, __u8 new_state) { STARTUP_LIST(SS_SET_STATE) }
-#define SS_CWND_EVENT(n) STARTUP_CALL(n, cwnd_event, ev)
+#define SS_CWND_EVENT(n) STARTUP_CALL(n, cwnd_event, NOTHING, ev)
 static __always_inline void startup_cwnd_event(struct ca *ca, enum tcp_ca_event ev) { STARTUP_LIST(SS_CWND_EVENT) }
-#define SS_IN_STARTUP(n) STARTUP_CALL(n, in_startup)
+#define SS_IN_STARTUP(n) STARTUP_CALL(n, in_startup, in_slow_start(ca))
 static __always_inline bool startup_in_startup(struct ca *ca) { STARTUP_LIST(SS_IN_STARTUP) return cc_in_startup(ca); }
 
 /* ---- reporting ---------------------------------------------------------------------------- */

@@ -12,22 +12,55 @@ const MAX_CHAIN: usize = 64;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Type {
     /// An integer of `bytes` bytes.
-    Int { name: String, bytes: u32, signed: bool },
-    Struct { name: String, size: u32, members: Vec<Member> },
-    Union { name: String, size: u32, members: Vec<Member> },
-    Enum { name: String, values: Vec<(String, i64)> },
-    Typedef { name: String, ty: u32 },
+    Int {
+        name: String,
+        bytes: u32,
+        signed: bool,
+    },
+    Struct {
+        name: String,
+        size: u32,
+        members: Vec<Member>,
+    },
+    Union {
+        name: String,
+        size: u32,
+        members: Vec<Member>,
+    },
+    Enum {
+        name: String,
+        values: Vec<(String, i64)>,
+    },
+    Typedef {
+        name: String,
+        ty: u32,
+    },
     /// `const`, `volatile`, `restrict` and type tags: the type they qualify.
-    Qualifier { ty: u32 },
-    Array { elem: u32, len: u32 },
+    Qualifier {
+        ty: u32,
+    },
+    Array {
+        elem: u32,
+        len: u32,
+    },
     /// A global variable: its name and type.
-    Var { name: String, ty: u32 },
+    Var {
+        name: String,
+        ty: u32,
+    },
     /// A data section (`.rodata`, `.bss`, …): its variables' types, offsets and sizes.
-    DataSec { name: String, vars: Vec<(u32, u32, u32)> },
+    DataSec {
+        name: String,
+        vars: Vec<(u32, u32, u32)>,
+    },
     /// A pointer to `ty`.
-    Ptr { ty: u32 },
+    Ptr {
+        ty: u32,
+    },
     /// Functions, prototypes, floats, forward declarations, declaration tags.
-    Other { name: String },
+    Other {
+        name: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -106,15 +139,33 @@ impl Btf {
                 4 | 5 => {
                     let mut members = Vec::with_capacity(vlen);
                     for _ in 0..vlen {
-                        let (mname, mty, off) = (u32_at(t, at)?, u32_at(t, at + 4)?, u32_at(t, at + 8)?);
+                        let (mname, mty, off) =
+                            (u32_at(t, at)?, u32_at(t, at + 4)?, u32_at(t, at + 8)?);
                         at += 12;
-                        let (bit_offset, bit_size) = if kflag { (off & 0xff_ffff, off >> 24) } else { (off, 0) };
-                        members.push(Member { name: name(mname), ty: mty, bit_offset, bit_size });
+                        let (bit_offset, bit_size) = if kflag {
+                            (off & 0xff_ffff, off >> 24)
+                        } else {
+                            (off, 0)
+                        };
+                        members.push(Member {
+                            name: name(mname),
+                            ty: mty,
+                            bit_offset,
+                            bit_size,
+                        });
                     }
                     if kind == 4 {
-                        Type::Struct { name: n, size: size_or_type, members }
+                        Type::Struct {
+                            name: n,
+                            size: size_or_type,
+                            members,
+                        }
                     } else {
-                        Type::Union { name: n, size: size_or_type, members }
+                        Type::Union {
+                            name: n,
+                            size: size_or_type,
+                            members,
+                        }
                     }
                 }
                 6 | 19 => {
@@ -132,7 +183,10 @@ impl Btf {
                     }
                     Type::Enum { name: n, values }
                 }
-                8 => Type::Typedef { name: n, ty: size_or_type },
+                8 => Type::Typedef {
+                    name: n,
+                    ty: size_or_type,
+                },
                 9 | 10 | 11 | 18 => Type::Qualifier { ty: size_or_type },
                 13 => {
                     at += 8 * vlen;
@@ -140,7 +194,10 @@ impl Btf {
                 }
                 14 => {
                     at += 4;
-                    Type::Var { name: n, ty: size_or_type }
+                    Type::Var {
+                        name: n,
+                        ty: size_or_type,
+                    }
                 }
                 15 => {
                     let mut vars = Vec::with_capacity(vlen);
@@ -163,14 +220,21 @@ impl Btf {
         let mut by_name = HashMap::new();
         for (i, t) in types.iter().enumerate() {
             let n = match t {
-                Type::Struct { name, .. } | Type::Union { name, .. } | Type::Enum { name, .. } | Type::Typedef { name, .. } => name,
+                Type::Struct { name, .. }
+                | Type::Union { name, .. }
+                | Type::Enum { name, .. }
+                | Type::Typedef { name, .. } => name,
                 _ => continue,
             };
             if !n.is_empty() {
                 by_name.entry(n.clone()).or_insert(i as u32 + 1);
             }
         }
-        Ok(Btf { types, by_name, strings: strings.to_vec() })
+        Ok(Btf {
+            types,
+            by_name,
+            strings: strings.to_vec(),
+        })
     }
 
     /// The string at `off` of the string section (names, and the access strings of CO-RE
@@ -275,10 +339,12 @@ impl Btf {
     /// The variable `name` of data section `section`: its type and offset in the section.
     pub fn variable(&self, section: &str, name: &str) -> Option<(u32, u32)> {
         self.types.iter().find_map(|t| match t {
-            Type::DataSec { name: s, vars } if s == section => vars.iter().find_map(|&(var, off, _)| match self.get(var) {
-                Some(Type::Var { name: n, ty }) if n == name => Some((*ty, off)),
-                _ => None,
-            }),
+            Type::DataSec { name: s, vars } if s == section => {
+                vars.iter().find_map(|&(var, off, _)| match self.get(var) {
+                    Some(Type::Var { name: n, ty }) if n == name => Some((*ty, off)),
+                    _ => None,
+                })
+            }
             _ => None,
         })
     }
@@ -310,7 +376,10 @@ impl Btf {
     /// The name of a type, for the encoding of a member (`fixed_t`, `usec_t`, …).
     pub fn type_name(&self, id: u32) -> String {
         match self.get(self.unqualified(id)) {
-            Some(Type::Int { name, .. }) | Some(Type::Typedef { name, .. }) | Some(Type::Struct { name, .. }) | Some(Type::Enum { name, .. }) => name.clone(),
+            Some(Type::Int { name, .. })
+            | Some(Type::Typedef { name, .. })
+            | Some(Type::Struct { name, .. })
+            | Some(Type::Enum { name, .. }) => name.clone(),
             Some(Type::Array { .. }) => "array".into(),
             _ => String::new(),
         }

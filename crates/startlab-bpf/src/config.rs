@@ -20,7 +20,13 @@ pub trait Catalogue {
     fn unit(&self, cc: bool, algorithm: &str, param: &str) -> Option<String>;
     /// The bytes of member `member` of `algorithm`'s configuration if it is a value computed
     /// from the parameters (`bytes` is its size), `Ok(None)` if it is not one.
-    fn derived(&self, algorithm: &str, member: &str, params: &Map<String, Value>, bytes: usize) -> Result<Option<Vec<u8>>, String>;
+    fn derived(
+        &self,
+        algorithm: &str,
+        member: &str,
+        params: &Map<String, Value>,
+        bytes: usize,
+    ) -> Result<Option<Vec<u8>>, String>;
     /// The simulator's name for the C name `c` (`hystart_pp` → `hystart++`), or `c`.
     fn simulator_name(&self, c: &str) -> String;
 }
@@ -47,9 +53,16 @@ impl ControllerSpec {
     pub fn key(&self) -> String {
         format!(
             "{}|{}|{}|{}|{}|{:?}|{}",
-            self.cc, self.cc_params, self.startup,
-            self.startup_params.as_ref().map(|p| p.to_string()).unwrap_or_default(),
-            self.pacing, self.initial_ssthresh, self.initial_window
+            self.cc,
+            self.cc_params,
+            self.startup,
+            self.startup_params
+                .as_ref()
+                .map(|p| p.to_string())
+                .unwrap_or_default(),
+            self.pacing,
+            self.initial_ssthresh,
+            self.initial_window
         )
     }
 }
@@ -74,7 +87,10 @@ impl std::fmt::Display for ConfigError {
 }
 
 fn err(field: impl Into<String>, message: impl Into<String>) -> ConfigError {
-    ConfigError { field: field.into(), message: message.into() }
+    ConfigError {
+        field: field.into(),
+        message: message.into(),
+    }
 }
 
 /// The C spelling of a simulator name: `hystart++` → `hystart_pp`, `gallop-vegas` →
@@ -84,12 +100,19 @@ pub fn c_name(name: &str) -> String {
 }
 
 /// The `.rodata` image with `spec` written into `config`; `rodata` is the section as compiled.
-pub fn encode(btf: &Btf, rodata: &[u8], spec: &ControllerSpec, catalogue: &dyn Catalogue) -> Result<Vec<u8>, ConfigError> {
+pub fn encode(
+    btf: &Btf,
+    rodata: &[u8],
+    spec: &ControllerSpec,
+    catalogue: &dyn Catalogue,
+) -> Result<Vec<u8>, ConfigError> {
     let (config_ty, base) = btf
         .variable(".rodata", "config")
         .ok_or_else(|| err("", "the object has no `config` in .rodata"))?;
     let mut out = rodata.to_vec();
-    let size = btf.size_of(config_ty).ok_or_else(|| err("", "`config` has no size"))?;
+    let size = btf
+        .size_of(config_ty)
+        .ok_or_else(|| err("", "`config` has no size"))?;
     if out.len() < (base + size) as usize {
         return Err(err("", "`config` lies outside .rodata"));
     }
@@ -107,28 +130,53 @@ pub fn encode(btf: &Btf, rodata: &[u8], spec: &ControllerSpec, catalogue: &dyn C
                     "startup" => ("startup", &spec.startup),
                     _ => ("tcp.pacing", &spec.pacing),
                 };
-                let v = choice(btf, &btf.type_name(m.ty), value, catalogue).map_err(|e| err(field, e))?;
+                let v = choice(btf, &btf.type_name(m.ty), value, catalogue)
+                    .map_err(|e| err(field, e))?;
                 put(&mut out, at, bytes, v as u64);
             }
-            "initial_ssthresh" => put(&mut out, at, bytes, spec.initial_ssthresh.unwrap_or(0) as u64),
+            "initial_ssthresh" => put(
+                &mut out,
+                at,
+                bytes,
+                spec.initial_ssthresh.unwrap_or(0) as u64,
+            ),
             "initial_window" => put(&mut out, at, bytes, spec.initial_window as u64),
             name if name == cc => {
                 seen_cc = true;
-                write_params(btf, &mut out, at, m.ty, &spec.cc, true, &spec.cc_params, catalogue)?;
+                let group = Params {
+                    algorithm: &spec.cc,
+                    cc: true,
+                    values: &spec.cc_params,
+                };
+                write_params(btf, &mut out, at, m.ty, &group, catalogue)?;
             }
             name if name == startup && spec.startup != "default" => {
                 seen_startup = true;
-                let p = spec.startup_params.clone().unwrap_or(Value::Object(Default::default()));
-                write_params(btf, &mut out, at, m.ty, &spec.startup, false, &p, catalogue)?;
+                let p = spec
+                    .startup_params
+                    .clone()
+                    .unwrap_or(Value::Object(Default::default()));
+                let group = Params {
+                    algorithm: &spec.startup,
+                    cc: false,
+                    values: &p,
+                };
+                write_params(btf, &mut out, at, m.ty, &group, catalogue)?;
             }
             _ => {}
         }
     }
     if !seen_cc {
-        return Err(err("cc", format!("\"{}\" has no parameters in the eBPF port", spec.cc)));
+        return Err(err(
+            "cc",
+            format!("\"{}\" has no parameters in the eBPF port", spec.cc),
+        ));
     }
     if !seen_startup {
-        return Err(err("startup", format!("\"{}\" has no parameters in the eBPF port", spec.startup)));
+        return Err(err(
+            "startup",
+            format!("\"{}\" has no parameters in the eBPF port", spec.startup),
+        ));
     }
     Ok(out)
 }
@@ -144,15 +192,22 @@ pub fn choices(btf: &Btf, member: &str, catalogue: &dyn Catalogue) -> Vec<String
 }
 
 fn choice(btf: &Btf, e: &str, value: &str, catalogue: &dyn Catalogue) -> Result<i64, String> {
-    btf.enum_value(&e, &format!("{e}__{}", c_name(value))).ok_or_else(|| {
-        let prefix = format!("{e}__");
-        let known: Vec<String> = btf
-            .enum_values(&e)
-            .into_iter()
-            .filter_map(|v| v.strip_prefix(&prefix).map(|s| format!("\"{}\"", catalogue.simulator_name(s))))
-            .collect();
-        format!("\"{value}\" has no eBPF port (there are {})", known.join(", "))
-    })
+    btf.enum_value(e, &format!("{e}__{}", c_name(value)))
+        .ok_or_else(|| {
+            let prefix = format!("{e}__");
+            let known: Vec<String> = btf
+                .enum_values(e)
+                .into_iter()
+                .filter_map(|v| {
+                    v.strip_prefix(&prefix)
+                        .map(|s| format!("\"{}\"", catalogue.simulator_name(s)))
+                })
+                .collect();
+            format!(
+                "\"{value}\" has no eBPF port (there are {})",
+                known.join(", ")
+            )
+        })
 }
 
 fn put(out: &mut [u8], at: usize, bytes: usize, v: u64) {
@@ -160,19 +215,31 @@ fn put(out: &mut [u8], at: usize, bytes: usize, v: u64) {
     out[at..at + bytes.min(8)].copy_from_slice(&b[..bytes.min(8)]);
 }
 
+/// One algorithm's parameters as the scenario gives them: the congestion control's
+/// (`cc_params`) or the start-up algorithm's (`startup_params`).
+struct Params<'a> {
+    algorithm: &'a str,
+    cc: bool,
+    values: &'a Value,
+}
+
+/// `params` written into the struct of type `ty` at `base` of `out`, member by member.
 fn write_params(
     btf: &Btf,
     out: &mut [u8],
     base: usize,
     ty: u32,
-    algorithm: &str,
-    cc: bool,
-    params: &Value,
+    params: &Params,
     catalogue: &dyn Catalogue,
 ) -> Result<(), ConfigError> {
+    let &Params {
+        algorithm,
+        cc,
+        values,
+    } = params;
     let group = if cc { "cc_params" } else { "startup_params" };
     let empty = serde_json::Map::new();
-    let map = params.as_object().unwrap_or(&empty);
+    let map = values.as_object().unwrap_or(&empty);
     let mut used = Vec::new();
     for m in btf.members(ty) {
         let at = base + (m.bit_offset / 8) as usize;
@@ -183,19 +250,31 @@ fn write_params(
             let unit = catalogue.unit(cc, algorithm, &m.name).unwrap_or_default();
             let v = encode_value(btf, m.ty, &unit, value, catalogue).map_err(|e| err(&field, e))?;
             put(out, at, bytes, v);
-        } else if let Some(image) = catalogue.derived(algorithm, &m.name, map, bytes).map_err(|e| err(&field, e))? {
+        } else if let Some(image) = catalogue
+            .derived(algorithm, &m.name, map, bytes)
+            .map_err(|e| err(&field, e))?
+        {
             out[at..at + image.len()].copy_from_slice(&image);
         } else {
             return Err(err(field, format!("the eBPF port of \"{algorithm}\" reads a value the simulator has no parameter for")));
         }
     }
     if let Some(missing) = map.keys().find(|k| !used.contains(k)) {
-        return Err(err(format!("{group}.{missing}"), format!("the eBPF port of \"{algorithm}\" has no such parameter")));
+        return Err(err(
+            format!("{group}.{missing}"),
+            format!("the eBPF port of \"{algorithm}\" has no such parameter"),
+        ));
     }
     Ok(())
 }
 
-fn encode_value(btf: &Btf, ty: u32, unit: &str, v: &Value, catalogue: &dyn Catalogue) -> Result<u64, String> {
+fn encode_value(
+    btf: &Btf,
+    ty: u32,
+    unit: &str,
+    v: &Value,
+    catalogue: &dyn Catalogue,
+) -> Result<u64, String> {
     let kind = btf.type_name(ty);
     if let Some(crate::btf::Type::Enum { .. }) = btf.get(btf.unqualified(ty)) {
         let s = v.as_str().ok_or_else(|| format!("{v} is not a string"))?;
@@ -205,7 +284,7 @@ fn encode_value(btf: &Btf, ty: u32, unit: &str, v: &Value, catalogue: &dyn Catal
     match kind.as_str() {
         "fixed_t" => {
             let x = number()?;
-            if !(x.abs() < 2f64.powi(31)) {
+            if x.is_nan() || x.abs() >= 2f64.powi(31) {
                 return Err(format!("{x} does not fit Q32.32"));
             }
             Ok(((x * 2f64.powi(32)).round() as i64) as u64)
@@ -224,14 +303,19 @@ fn encode_value(btf: &Btf, ty: u32, unit: &str, v: &Value, catalogue: &dyn Catal
             }
             Ok(us as u64)
         }
-        "flag_t" => v.as_bool().map(u64::from).ok_or_else(|| format!("{v} is not true or false")),
+        "flag_t" => v
+            .as_bool()
+            .map(u64::from)
+            .ok_or_else(|| format!("{v} is not true or false")),
         _ => {
             if let Some(b) = v.as_bool() {
                 return Ok(b as u64);
             }
             let x = number()?;
             if x.fract() != 0.0 || x < 0.0 {
-                return Err(format!("{x} is not a whole number (the port's {kind} holds one)"));
+                return Err(format!(
+                    "{x} is not a whole number (the port's {kind} holds one)"
+                ));
             }
             Ok(x as u64)
         }
@@ -254,7 +338,13 @@ pub fn encode_variable(
         fn unit(&self, _: bool, _: &str, _: &str) -> Option<String> {
             Some("us".into())
         }
-        fn derived(&self, _: &str, _: &str, _: &Map<String, Value>, _: usize) -> Result<Option<Vec<u8>>, String> {
+        fn derived(
+            &self,
+            _: &str,
+            _: &str,
+            _: &Map<String, Value>,
+            _: usize,
+        ) -> Result<Option<Vec<u8>>, String> {
             Ok(None)
         }
         fn simulator_name(&self, c: &str) -> String {
@@ -263,9 +353,14 @@ pub fn encode_variable(
     }
     for (i, s) in sections.iter().enumerate() {
         if let Some((ty, offset)) = btf.variable(&s.name, name) {
-            let size = btf.size_of(ty).ok_or_else(|| format!("the variable {name} has no size"))? as usize;
+            let size = btf
+                .size_of(ty)
+                .ok_or_else(|| format!("the variable {name} has no size"))?
+                as usize;
             if size > 8 {
-                return Err(format!("the variable {name} is {size} bytes; a parameter is a number of at most 8"));
+                return Err(format!(
+                    "the variable {name} is {size} bytes; a parameter is a number of at most 8"
+                ));
             }
             let v = encode_value(btf, ty, "us", value, &Plain)?;
             return Ok((i, (offset as usize, v.to_le_bytes()[..size].to_vec())));

@@ -7,20 +7,12 @@
 //! uses; anything else is refused by name before a run.
 
 use crate::btf::{Btf, Type};
+pub use crate::isa::Insn;
+use crate::isa::{self, Op, CALL_LOCAL, CALL_OP, LDDW, LDX, ST, STX};
 use crate::layout;
+pub use crate::memory::data_address;
 use object::{Object as _, ObjectSection as _, ObjectSymbol as _, RelocationTarget};
 use std::collections::HashMap;
-
-/// One decoded instruction. For `lddw` the first slot carries the whole 64-bit value in `imm`
-/// (and `addr` says what it points at); the second slot is skipped.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Insn {
-    pub op: u8,
-    pub dst: u8,
-    pub src: u8,
-    pub off: i16,
-    pub imm: i64,
-}
 
 /// What a `call` calls.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,8 +31,8 @@ pub struct Program {
     pub insns: Vec<Insn>,
     /// The callee of each `call` instruction, by index.
     pub calls: HashMap<usize, Callee>,
-    /// The instructions decoded for the interpreter (`crate::vm::decode`), one per slot.
-    pub ops: Vec<crate::vm::Op>,
+    /// The instructions decoded for the interpreter (`isa::decode`), one per slot.
+    pub ops: Vec<Op>,
     /// The callees of `calls`, each once, and each call's index among them.
     pub callees: Vec<Callee>,
     pub callees_index: HashMap<usize, usize>,
@@ -71,11 +63,6 @@ pub struct DataSection {
     pub writable: bool,
 }
 
-/// The first address of data section `i` in the VM's address space (`vm::region_base`).
-pub fn data_address(i: usize, offset: u64) -> u64 {
-    crate::vm::region_base(crate::vm::FIRST_DATA_REGION + i) + offset
-}
-
 /// A loaded object.
 #[derive(Clone, Debug)]
 pub struct Loaded {
@@ -100,24 +87,44 @@ pub fn read_object(path: &str) -> Result<Vec<u8>, String> {
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let mut bytes = Vec::new();
-    file.take(MAX_OBJECT_BYTES + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    file.take(MAX_OBJECT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
     if bytes.len() as u64 > MAX_OBJECT_BYTES {
-        return Err(format!("larger than {} MiB, which no eBPF controller is", MAX_OBJECT_BYTES >> 20));
+        return Err(format!(
+            "larger than {} MiB, which no eBPF controller is",
+            MAX_OBJECT_BYTES >> 20
+        ));
     }
     Ok(bytes)
 }
 
-/// Helpers the VM provides, by number (include/uapi/linux/bpf.h).
+/// The helpers the VM provides, by number (include/uapi/linux/bpf.h, `enum bpf_func_id`).
+pub mod helper {
+    pub const KTIME_GET_NS: u32 = 5;
+    pub const TRACE_PRINTK: u32 = 6;
+    pub const SK_STORAGE_GET: u32 = 107;
+    pub const SK_STORAGE_DELETE: u32 = 108;
+    pub const JIFFIES64: u32 = 118;
+    pub const RINGBUF_OUTPUT: u32 = 130;
+    pub const RINGBUF_RESERVE: u32 = 131;
+    pub const RINGBUF_SUBMIT: u32 = 132;
+    pub const RINGBUF_DISCARD: u32 = 133;
+    /// bpf_sk_storage_get's flag that creates the storage.
+    pub const SK_STORAGE_GET_F_CREATE: u64 = 1;
+}
+
+/// The helpers the VM provides, with their names.
 pub const HELPERS: &[(u32, &str)] = &[
-    (5, "bpf_ktime_get_ns"),
-    (6, "bpf_trace_printk"),
-    (107, "bpf_sk_storage_get"),
-    (108, "bpf_sk_storage_delete"),
-    (118, "bpf_jiffies64"),
-    (130, "bpf_ringbuf_output"),
-    (131, "bpf_ringbuf_reserve"),
-    (132, "bpf_ringbuf_submit"),
-    (133, "bpf_ringbuf_discard"),
+    (helper::KTIME_GET_NS, "bpf_ktime_get_ns"),
+    (helper::TRACE_PRINTK, "bpf_trace_printk"),
+    (helper::SK_STORAGE_GET, "bpf_sk_storage_get"),
+    (helper::SK_STORAGE_DELETE, "bpf_sk_storage_delete"),
+    (helper::JIFFIES64, "bpf_jiffies64"),
+    (helper::RINGBUF_OUTPUT, "bpf_ringbuf_output"),
+    (helper::RINGBUF_RESERVE, "bpf_ringbuf_reserve"),
+    (helper::RINGBUF_SUBMIT, "bpf_ringbuf_submit"),
+    (helper::RINGBUF_DISCARD, "bpf_ringbuf_discard"),
 ];
 
 /// Kernel functions the VM provides (net/ipv4/bpf_tcp_ca.c's set, as far as a controller of
@@ -138,7 +145,9 @@ impl Loaded {
     /// Loads `elf`, or says what in it the simulator does not provide.
     pub fn parse(elf: &[u8]) -> Result<Loaded, String> {
         let file = object::File::parse(elf).map_err(|e| format!("not an ELF object: {e}"))?;
-        let btf_bytes = file.section_by_name(".BTF").ok_or("the object has no BTF (compile with -g)")?;
+        let btf_bytes = file
+            .section_by_name(".BTF")
+            .ok_or("the object has no BTF (compile with -g)")?;
         let mut btf = Btf::parse(btf_bytes.data().map_err(|e| e.to_string())?)?;
         fix_offsets(&file, &mut btf);
         // Data sections, in section order.
@@ -146,13 +155,30 @@ impl Loaded {
         let mut data_index: HashMap<object::SectionIndex, usize> = HashMap::new();
         for s in file.sections() {
             let name = s.name().unwrap_or("").to_string();
-            if name == ".rodata" || name.starts_with(".rodata.") || name == ".bss" || name == ".data" || name.starts_with(".data.") {
+            if name == ".rodata"
+                || name.starts_with(".rodata.")
+                || name == ".bss"
+                || name == ".data"
+                || name.starts_with(".data.")
+            {
                 if s.size() > MAX_SECTION_BYTES {
-                    return err(format!("section {name} has {} bytes; at most {} MiB are provided", s.size(), MAX_SECTION_BYTES >> 20));
+                    return err(format!(
+                        "section {name} has {} bytes; at most {} MiB are provided",
+                        s.size(),
+                        MAX_SECTION_BYTES >> 20
+                    ));
                 }
-                let bytes = if name == ".bss" { vec![0u8; s.size() as usize] } else { s.data().map_err(|e| e.to_string())?.to_vec() };
+                let bytes = if name == ".bss" {
+                    vec![0u8; s.size() as usize]
+                } else {
+                    s.data().map_err(|e| e.to_string())?.to_vec()
+                };
                 data_index.insert(s.index(), data.len());
-                data.push(DataSection { writable: !name.starts_with(".rodata"), name, bytes });
+                data.push(DataSection {
+                    writable: !name.starts_with(".rodata"),
+                    name,
+                    bytes,
+                });
             }
         }
         // Maps, from the .maps section's BTF.
@@ -162,7 +188,14 @@ impl Loaded {
         let mut functions: Vec<(object::SectionIndex, u64, u64, String)> = file
             .symbols()
             .filter(|s| s.kind() == object::SymbolKind::Text && s.size() > 0)
-            .filter_map(|s| Some((s.section_index()?, s.address(), s.size(), s.name().ok()?.to_string())))
+            .filter_map(|s| {
+                Some((
+                    s.section_index()?,
+                    s.address(),
+                    s.size(),
+                    s.name().ok()?.to_string(),
+                ))
+            })
             .collect();
         functions.sort_by_key(|f| (f.0 .0, f.1));
         let core = core_relocations(&file, &btf)?;
@@ -174,14 +207,32 @@ impl Loaded {
             if sec_name == ".text" {
                 continue; // subprograms: appended to the programs that call them
             }
-            let program = link(&file, &functions, *section, *start, *size, name, &data_index, &map_index, &core)?;
+            let program = link(
+                &file,
+                &functions,
+                *section,
+                *start,
+                *size,
+                name,
+                &data_index,
+                &map_index,
+                &core,
+            )?;
             by_symbol.insert(name.clone(), programs.len());
             programs.push(program);
             let _ = sec_name;
         }
         // The struct_ops table: which program each member points at.
         let (hooks, name) = struct_ops(&file, &btf, &by_symbol)?;
-        Ok(Loaded { programs, hooks, name, maps, data, btf })
+        validate_hooks(&hooks, &name)?;
+        Ok(Loaded {
+            programs,
+            hooks,
+            name,
+            maps,
+            data,
+            btf,
+        })
     }
 }
 
@@ -192,22 +243,42 @@ pub fn fix_offsets(file: &object::File, btf: &mut Btf) {
         .filter(|s| s.kind() == object::SymbolKind::Data)
         .filter_map(|s| {
             let section = file.section_by_index(s.section_index()?).ok()?;
-            Some((section.name().ok()?.to_string(), s.name().ok()?.to_string(), s.address() as u32))
+            Some((
+                section.name().ok()?.to_string(),
+                s.name().ok()?.to_string(),
+                s.address() as u32,
+            ))
         })
         .collect();
-    btf.fix_variable_offsets(&|section, var| symbols.iter().find(|(s, v, _)| s == section && v == var).map(|x| x.2));
+    btf.fix_variable_offsets(&|section, var| {
+        symbols
+            .iter()
+            .find(|(s, v, _)| s == section && v == var)
+            .map(|x| x.2)
+    });
 }
 
 /// The maps declared in `.maps` (libbpf's BTF-defined maps: `__uint(type, N)` is a pointer to
 /// an array of N elements, `__type(value, T)` a pointer to T).
 fn map_defs(btf: &Btf) -> Result<Vec<MapDef>, String> {
-    let Some(Type::DataSec { vars, .. }) = (1..).map_while(|i| btf.get(i)).find(|t| matches!(t, Type::DataSec { name, .. } if name == ".maps")).cloned() else {
+    let Some(Type::DataSec { vars, .. }) = (1..)
+        .map_while(|i| btf.get(i))
+        .find(|t| matches!(t, Type::DataSec { name, .. } if name == ".maps"))
+        .cloned()
+    else {
         return Ok(Vec::new());
     };
     let mut maps = Vec::new();
     for (var, _, _) in vars {
-        let Some(Type::Var { name, ty }) = btf.get(var).cloned() else { continue };
-        let mut def = MapDef { name, kind: 0, value_size: 0, max_entries: 0 };
+        let Some(Type::Var { name, ty }) = btf.get(var).cloned() else {
+            continue;
+        };
+        let mut def = MapDef {
+            name,
+            kind: 0,
+            value_size: 0,
+            max_entries: 0,
+        };
         for m in btf.members(ty) {
             let pointee = match btf.get(btf.resolved(m.ty)) {
                 Some(Type::Ptr { ty }) => *ty,
@@ -225,9 +296,17 @@ fn map_defs(btf: &Btf) -> Result<Vec<MapDef>, String> {
             }
         }
         if def.value_size as u64 > MAX_SECTION_BYTES {
-            return err(format!("map \"{}\" has values of {} bytes; at most {} MiB are provided", def.name, def.value_size, MAX_SECTION_BYTES >> 20));
+            return err(format!(
+                "map \"{}\" has values of {} bytes; at most {} MiB are provided",
+                def.name,
+                def.value_size,
+                MAX_SECTION_BYTES >> 20
+            ));
         }
-        if !matches!(def.kind, MAP_TYPE_SK_STORAGE | MAP_TYPE_RINGBUF | MAP_TYPE_ARRAY) {
+        if !matches!(
+            def.kind,
+            MAP_TYPE_SK_STORAGE | MAP_TYPE_RINGBUF | MAP_TYPE_ARRAY
+        ) {
             return err(format!("map \"{}\" is of type {}, which the simulator does not provide (it has socket storage, ring buffers and arrays)", def.name, def.kind));
         }
         maps.push(def);
@@ -242,12 +321,19 @@ struct CoreFix {
 
 /// The CO-RE relocations of `.BTF.ext` (Documentation/bpf/btf.rst, "BTF.ext section"), each
 /// resolved against the simulator's layout: (section name, instruction byte offset) → value.
-fn core_relocations(file: &object::File, btf: &Btf) -> Result<HashMap<(String, u64), CoreFix>, String> {
+fn core_relocations(
+    file: &object::File,
+    btf: &Btf,
+) -> Result<HashMap<(String, u64), CoreFix>, String> {
     let mut fixes = HashMap::new();
-    let Some(ext) = file.section_by_name(".BTF.ext") else { return Ok(fixes) };
+    let Some(ext) = file.section_by_name(".BTF.ext") else {
+        return Ok(fixes);
+    };
     let b = ext.data().map_err(|e| e.to_string())?;
     let u32_at = |at: usize| -> Result<u32, String> {
-        b.get(at..at + 4).map(|s| u32::from_le_bytes(s.try_into().unwrap())).ok_or_else(|| "truncated .BTF.ext".to_string())
+        b.get(at..at + 4)
+            .map(|s| u32::from_le_bytes(s.try_into().unwrap()))
+            .ok_or_else(|| "truncated .BTF.ext".to_string())
     };
     let hdr_len = u32_at(4)? as usize;
     if hdr_len < 32 {
@@ -257,7 +343,9 @@ fn core_relocations(file: &object::File, btf: &Btf) -> Result<HashMap<(String, u
     let start = hdr_len + off;
     let rec_size = u32_at(start)? as usize;
     if rec_size < 16 {
-        return err(format!("CO-RE relocation records of {rec_size} bytes (at least 16)"));
+        return err(format!(
+            "CO-RE relocation records of {rec_size} bytes (at least 16)"
+        ));
     }
     let mut at = start + 4;
     while at < start + len {
@@ -268,7 +356,12 @@ fn core_relocations(file: &object::File, btf: &Btf) -> Result<HashMap<(String, u
             return err(format!("{n} CO-RE relocations do not fit in .BTF.ext"));
         }
         for _ in 0..n {
-            let (insn_off, type_id, access_off, kind) = (u32_at(at)?, u32_at(at + 4)?, u32_at(at + 8)?, u32_at(at + 12)?);
+            let (insn_off, type_id, access_off, kind) = (
+                u32_at(at)?,
+                u32_at(at + 4)?,
+                u32_at(at + 8)?,
+                u32_at(at + 12)?,
+            );
             at += rec_size;
             let access = btf.string_at(access_off).unwrap_or("");
             let value = resolve_core(btf, type_id, access, kind)?;
@@ -289,7 +382,9 @@ fn resolve_core(btf: &Btf, type_id: u32, access: &str, kind: u32) -> Result<i64,
     for &i in indices.iter().skip(1) {
         match btf.get(ty) {
             Some(Type::Struct { members, .. }) | Some(Type::Union { members, .. }) => {
-                let m = members.get(i as usize).ok_or_else(|| format!("a relocation on {root} names member {i}, which it lacks"))?;
+                let m = members.get(i as usize).ok_or_else(|| {
+                    format!("a relocation on {root} names member {i}, which it lacks")
+                })?;
                 if !m.name.is_empty() {
                     if !path.is_empty() {
                         path.push('.');
@@ -302,7 +397,11 @@ fn resolve_core(btf: &Btf, type_id: u32, access: &str, kind: u32) -> Result<i64,
                 path.push_str(&format!("[{i}]"));
                 ty = btf.resolved(*elem);
             }
-            _ => return err(format!("a relocation on {root} goes through a type that is not a struct or array")),
+            _ => {
+                return err(format!(
+                    "a relocation on {root} goes through a type that is not a struct or array"
+                ))
+            }
         }
     }
     // Kinds: enum bpf_core_relo_kind (include/uapi/linux/bpf.h).
@@ -338,7 +437,14 @@ fn link(
     map_index: &dyn Fn(&str) -> Option<usize>,
     core: &HashMap<(String, u64), CoreFix>,
 ) -> Result<Program, String> {
-    let mut program = Program { name: name.to_string(), insns: Vec::new(), calls: HashMap::new(), ops: Vec::new(), callees: Vec::new(), callees_index: HashMap::new() };
+    let mut program = Program {
+        name: name.to_string(),
+        insns: Vec::new(),
+        calls: HashMap::new(),
+        ops: Vec::new(),
+        callees: Vec::new(),
+        callees_index: HashMap::new(),
+    };
     // (section, function start) of each piece appended, and where it begins in `insns`.
     let mut pieces: Vec<(object::SectionIndex, u64, u64)> = vec![(section, start, size)];
     let mut placed: HashMap<(object::SectionIndex, u64), usize> = HashMap::new();
@@ -351,7 +457,9 @@ fn link(
         let bytes = sec.data().map_err(|e| e.to_string())?;
         let base = program.insns.len();
         placed.insert((sec_idx, fstart), base);
-        let code = bytes.get(fstart as usize..(fstart + fsize) as usize).ok_or("a function lies outside its section")?;
+        let code = bytes
+            .get(fstart as usize..(fstart + fsize) as usize)
+            .ok_or("a function lies outside its section")?;
         let relocs: HashMap<u64, (object::Relocation, Option<object::Symbol>)> = sec
             .relocations()
             .filter(|(off, _)| *off >= fstart && *off < fstart + fsize)
@@ -364,19 +472,19 @@ fn link(
             })
             .collect();
         let mut k = 0usize;
-        while k * 8 < code.len() {
-            let b = &code[k * 8..k * 8 + 8];
-            let off_in_section = fstart + k as u64 * 8;
-            let mut insn = Insn {
-                op: b[0],
-                dst: b[1] & 0x0f,
-                src: b[1] >> 4,
-                off: i16::from_le_bytes([b[2], b[3]]),
-                imm: i32::from_le_bytes([b[4], b[5], b[6], b[7]]) as i64,
+        const N: usize = Insn::BYTES;
+        while k * N < code.len() {
+            let Some(b) = code.get(k * N..k * N + N) else {
+                return err("a function's code is not whole instructions");
             };
+            let off_in_section = fstart + (k * N) as u64;
+            let mut insn = Insn::from_le_bytes(b.try_into().unwrap());
             let pc = program.insns.len();
-            if insn.op == 0x18 {
-                let hi = code.get(k * 8 + 12..k * 8 + 16).ok_or("a 64-bit load is cut short")?;
+            if insn.op == LDDW {
+                // The high half of the value is the second slot's immediate (RFC 9669 §3.2).
+                let hi = code
+                    .get(k * N + 12..k * N + 16)
+                    .ok_or("a 64-bit load is cut short")?;
                 let lo = insn.imm as u32 as u64;
                 let hi = u32::from_le_bytes(hi.try_into().unwrap()) as u64;
                 insn.imm = (lo | hi << 32) as i64;
@@ -387,26 +495,38 @@ fn link(
                         insn.imm = (MAP_TAG | m as u64) as i64;
                     } else if let Some(d) = target_section.and_then(|s| data_index.get(&s)) {
                         // A variable: its symbol's value; a section symbol: the addend in imm.
-                        let offset = if sym.kind() == object::SymbolKind::Section { lo } else { sym.address() + lo };
+                        let offset = if sym.kind() == object::SymbolKind::Section {
+                            lo
+                        } else {
+                            sym.address() + lo
+                        };
                         insn.imm = data_address(*d, offset) as i64;
                     } else {
                         return err(format!("{name}: instruction {k} loads the address of \"{sym_name}\", which the simulator does not provide"));
                     }
-                } else if insn.src != 0 {
-                    return err(format!("{name}: instruction {k} is a 64-bit load of kind {} without a relocation", insn.src));
+                } else if insn.src != isa::LDDW_IMM64 {
+                    return err(format!(
+                        "{name}: instruction {k} is a 64-bit load of kind {} without a relocation",
+                        insn.src
+                    ));
                 }
                 program.insns.push(insn);
-                program.insns.push(Insn { op: 0, dst: 0, src: 0, off: 0, imm: 0 });
+                program.insns.push(Insn::default());
                 k += 2;
                 continue;
             }
             if let Some(fix) = core.get(&(sec_name.clone(), off_in_section)) {
-                match insn.op & 7 {
-                    0x01 | 0x02 | 0x03 => insn.off = i16::try_from(fix.value).map_err(|_| "a field offset does not fit".to_string())?,
+                // A field offset goes into a load's or store's offset, anything else (a size, an
+                // existence) into the immediate.
+                match insn.class() {
+                    LDX | ST | STX => {
+                        insn.off = i16::try_from(fix.value)
+                            .map_err(|_| "a field offset does not fit".to_string())?
+                    }
                     _ => insn.imm = fix.value,
                 }
             }
-            if insn.op == 0x85 {
+            if insn.op == CALL_OP {
                 let callee = match relocs.get(&off_in_section) {
                     Some((_, Some(sym))) if sym.is_undefined() => {
                         let n = sym.name().unwrap_or("").to_string();
@@ -418,9 +538,15 @@ fn link(
                     Some((_, Some(sym))) => {
                         // A call into another function (libbpf's rule: the target is
                         // instruction imm + 1 of the symbol's section, from the symbol).
-                        let target_sec = sym.section_index().ok_or("a call to a symbol without a section")?;
-                        let from = if sym.kind() == object::SymbolKind::Section { 0 } else { sym.address() as i64 };
-                        let target = (from + (insn.imm + 1) * 8) as u64;
+                        let target_sec = sym
+                            .section_index()
+                            .ok_or("a call to a symbol without a section")?;
+                        let from = if sym.kind() == object::SymbolKind::Section {
+                            0
+                        } else {
+                            sym.address() as i64
+                        };
+                        let target = (from + (insn.imm + 1) * Insn::BYTES as i64) as u64;
                         let f = functions
                             .iter()
                             .find(|(s, a, _, _)| *s == target_sec && *a == target)
@@ -434,7 +560,7 @@ fn link(
                         };
                         Callee::Local(usize::MAX - piece)
                     }
-                    _ if insn.src == 1 => {
+                    _ if insn.src == CALL_LOCAL => {
                         // A call within this function (relative, no relocation).
                         Callee::Local(((pc as i64) + insn.imm + 1).max(0) as usize)
                     }
@@ -472,12 +598,35 @@ fn link(
         };
         program.callees_index.insert(pc, i);
     }
-    program.ops = crate::vm::decode(&program)?;
+    program.ops = isa::decode(&program.name, &program.insns, &program.callees_index)?;
     Ok(program)
 }
 
+/// Refuses a controller Linux would not register: net/ipv4/tcp_cong.c,
+/// tcp_validate_congestion_control (called for a BPF struct_ops by bpf_tcp_ca.c,
+/// bpf_tcp_ca_validate) requires ssthresh, undo_cwnd, and cong_avoid or cong_control. Every
+/// other hook may be left NULL, and is then not called, in Linux as in the simulator.
+fn validate_hooks(hooks: &HashMap<String, usize>, name: &str) -> Result<(), String> {
+    let has = |hook: &str| hooks.contains_key(hook);
+    let missing = match (
+        has("ssthresh"),
+        has("undo_cwnd"),
+        has("cong_avoid") || has("cong_control"),
+    ) {
+        (false, _, _) => "ssthresh",
+        (_, false, _) => "undo_cwnd",
+        (_, _, false) => "cong_avoid or cong_control",
+        _ => return Ok(()),
+    };
+    err(format!("the struct_ops \"{name}\" has no {missing}, which Linux requires of a congestion control (tcp_validate_congestion_control)"))
+}
+
 /// The `struct_ops` variable's members that point at programs, and its `name`.
-fn struct_ops(file: &object::File, btf: &Btf, by_symbol: &HashMap<String, usize>) -> Result<(HashMap<String, usize>, String), String> {
+fn struct_ops(
+    file: &object::File,
+    btf: &Btf,
+    by_symbol: &HashMap<String, usize>,
+) -> Result<(HashMap<String, usize>, String), String> {
     let sec = file
         .sections()
         .find(|s| matches!(s.name(), Ok(".struct_ops.link") | Ok(".struct_ops")))
@@ -489,10 +638,16 @@ fn struct_ops(file: &object::File, btf: &Btf, by_symbol: &HashMap<String, usize>
     };
     let mut hooks = HashMap::new();
     for (off, r) in sec.relocations() {
-        let RelocationTarget::Symbol(s) = r.target() else { continue };
+        let RelocationTarget::Symbol(s) = r.target() else {
+            continue;
+        };
         let sym = file.symbol_by_index(s).map_err(|e| e.to_string())?;
         let prog = sym.name().unwrap_or("");
-        let member = ops.iter().find(|m| (m.bit_offset / 8) as u64 == off).map(|m| m.name.clone()).unwrap_or_default();
+        let member = ops
+            .iter()
+            .find(|m| (m.bit_offset / 8) as u64 == off)
+            .map(|m| m.name.clone())
+            .unwrap_or_default();
         if let Some(&p) = by_symbol.get(prog) {
             hooks.insert(member, p);
         }
@@ -501,7 +656,9 @@ fn struct_ops(file: &object::File, btf: &Btf, by_symbol: &HashMap<String, usize>
         .iter()
         .find(|m| m.name == "name")
         .and_then(|m| data.get((m.bit_offset / 8) as usize..(m.bit_offset / 8) as usize + 16))
-        .map(|b| String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(16)]).into_owned())
+        .map(|b| {
+            String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(16)]).into_owned()
+        })
         .unwrap_or_default();
     Ok((hooks, name))
 }

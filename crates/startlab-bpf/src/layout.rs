@@ -37,7 +37,16 @@ pub struct Field {
 }
 
 const fn f(root: &'static str, path: &'static str, image: Image, offset: u32, size: u32) -> Field {
-    Field { root, path, image, offset, size, bits: 0, signed: false, writable: false }
+    Field {
+        root,
+        path,
+        image,
+        offset,
+        size,
+        bits: 0,
+        signed: false,
+        writable: false,
+    }
 }
 
 const fn w(mut x: Field) -> Field {
@@ -77,7 +86,13 @@ pub const FIELDS: &[Field] = &[
     w(f("sock", "sk_pacing_status", Sock, 32, 4)),
     // struct inet_connection_sock
     bits(f("inet_connection_sock", "icsk_ca_state", Sock, 36, 1), 5),
-    w(f("inet_connection_sock", "icsk_ca_priv", Sock, CA_PRIV_OFFSET, CA_PRIV_BYTES)),
+    w(f(
+        "inet_connection_sock",
+        "icsk_ca_priv",
+        Sock,
+        CA_PRIV_OFFSET,
+        CA_PRIV_BYTES,
+    )),
     // struct tcp_sock
     w(f("tcp_sock", "snd_cwnd", Sock, 40, 4)),
     w(f("tcp_sock", "snd_cwnd_cnt", Sock, 44, 4)),
@@ -147,18 +162,26 @@ const EMBEDDED: &[(&str, &str, &str)] = &[
 /// The field at `path` from `root`, if the simulator provides it.
 pub fn field(root: &str, path: &str) -> Option<&'static Field> {
     let (mut root, mut path) = (root.to_string(), path.to_string());
-    while let Some((_, prefix, inner)) = EMBEDDED.iter().find(|(r, p, _)| *r == root && path.starts_with(p)) {
+    while let Some((_, prefix, inner)) = EMBEDDED
+        .iter()
+        .find(|(r, p, _)| *r == root && path.starts_with(p))
+    {
         path = path[prefix.len()..].to_string();
         root = inner.to_string();
     }
     // A tcp_sock or inet_connection_sock pointer sees the sock's fields at the same place.
-    FIELDS.iter().find(|f| f.path == path && (f.root == root || reaches(&root, f.root)))
+    FIELDS
+        .iter()
+        .find(|f| f.path == path && (f.root == root || reaches(&root, f.root)))
 }
 
 /// Whether `outer` contains `inner` at its start (tcp_sock ⊃ inet_connection_sock ⊃ sock).
 fn reaches(outer: &str, inner: &str) -> bool {
     let order = ["tcp_sock", "inet_connection_sock", "inet_sock", "sock"];
-    match (order.iter().position(|r| *r == outer), order.iter().position(|r| *r == inner)) {
+    match (
+        order.iter().position(|r| *r == outer),
+        order.iter().position(|r| *r == inner),
+    ) {
         (Some(o), Some(i)) => o < i,
         _ => false,
     }
@@ -280,7 +303,11 @@ pub fn get(image: &[u8], f: &Field) -> u64 {
 
 /// The writable byte ranges of an image.
 pub fn writable(image: Image) -> Vec<(u32, u32)> {
-    FIELDS.iter().filter(|f| f.image == image && f.writable).map(|f| (f.offset, f.offset + f.size)).collect()
+    FIELDS
+        .iter()
+        .filter(|f| f.image == image && f.writable)
+        .map(|f| (f.offset, f.offset + f.size))
+        .collect()
 }
 
 #[cfg(test)]
@@ -297,10 +324,20 @@ mod tests {
                 Nested => unreachable!(),
             } as u32;
             // Structs inside the socket overlap their own members by design.
-            let mut fields: Vec<_> = FIELDS.iter().filter(|f| f.image == image && !["rx_opt", "__sk_common", "rtt_min"].contains(&f.path)).collect();
+            let mut fields: Vec<_> = FIELDS
+                .iter()
+                .filter(|f| {
+                    f.image == image && !["rx_opt", "__sk_common", "rtt_min"].contains(&f.path)
+                })
+                .collect();
             fields.sort_by_key(|f| f.offset);
             for pair in fields.windows(2) {
-                assert!(pair[0].offset + pair[0].size <= pair[1].offset, "{} overlaps {}", pair[0].path, pair[1].path);
+                assert!(
+                    pair[0].offset + pair[0].size <= pair[1].offset,
+                    "{} overlaps {}",
+                    pair[0].path,
+                    pair[1].path
+                );
             }
             assert!(fields.iter().all(|f| f.offset + f.size <= limit));
         }
@@ -309,9 +346,15 @@ mod tests {
     #[test]
     fn embedded_structs_reach_the_same_field() {
         let direct = field("sock", "sk_pacing_rate").unwrap();
-        assert_eq!(field("tcp_sock", "inet_conn.icsk_inet.sk.sk_pacing_rate"), Some(direct));
+        assert_eq!(
+            field("tcp_sock", "inet_conn.icsk_inet.sk.sk_pacing_rate"),
+            Some(direct)
+        );
         assert_eq!(field("tcp_sock", "sk_pacing_rate"), Some(direct));
-        assert_eq!(field("inet_connection_sock", "icsk_ca_state").unwrap().bits, 5);
+        assert_eq!(
+            field("inet_connection_sock", "icsk_ca_state").unwrap().bits,
+            5
+        );
         assert_eq!(field("tcp_sock", "srtt"), None);
         // A sock pointer does not see tcp_sock's fields.
         assert_eq!(field("sock", "snd_cwnd"), None);

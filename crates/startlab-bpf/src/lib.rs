@@ -7,7 +7,9 @@ pub mod btf;
 pub mod config;
 pub mod elf;
 pub mod events;
+pub mod isa;
 pub mod layout;
+pub mod memory;
 pub mod vm;
 
 pub use config::{c_name, Catalogue, ConfigError, ControllerSpec};
@@ -20,7 +22,8 @@ use object::{Object as _, ObjectSection as _};
 struct Aligned<T: ?Sized>(T);
 
 /// The compiled object, empty when the build had no clang.
-static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/startlab.bpf.o")));
+static OBJECT: &Aligned<[u8]> =
+    &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/startlab.bpf.o")));
 
 /// The environment variable that names an object to use instead of the built one.
 pub const OBJECT_VARIABLE: &str = "STARTLAB_BPF_OBJECT";
@@ -44,8 +47,9 @@ impl Controllers {
         BUILT
             .get_or_init(|| {
                 if let Some(path) = std::env::var_os(OBJECT_VARIABLE) {
-                    let bytes = elf::read_object(&path.to_string_lossy())
-                        .map_err(|e| format!("{OBJECT_VARIABLE}={}: {e}", path.to_string_lossy()))?;
+                    let bytes = elf::read_object(&path.to_string_lossy()).map_err(|e| {
+                        format!("{OBJECT_VARIABLE}={}: {e}", path.to_string_lossy())
+                    })?;
                     // Aligned for the ELF reader, and kept for the life of the process.
                     let words: &'static mut [u64] = vec![0u64; bytes.len().div_ceil(8)].leak();
                     // SAFETY: u64 has no invalid bit patterns; the byte view covers the words.
@@ -53,10 +57,13 @@ impl Controllers {
                         std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), bytes.len())
                     };
                     view.copy_from_slice(&bytes);
-                    return Self::from_elf(view).map_err(|e| format!("{OBJECT_VARIABLE}={}: {e}", path.to_string_lossy()));
+                    return Self::from_elf(view)
+                        .map_err(|e| format!("{OBJECT_VARIABLE}={}: {e}", path.to_string_lossy()));
                 }
                 if OBJECT.0.is_empty() {
-                    return Err(format!("startlab was built without its eBPF controllers: {MISSING}"));
+                    return Err(format!(
+                        "startlab was built without its eBPF controllers: {MISSING}"
+                    ));
                 }
                 Self::from_elf(&OBJECT.0)
             })
@@ -67,16 +74,28 @@ impl Controllers {
     pub fn from_elf(elf: &'static [u8]) -> Result<Controllers, String> {
         let file = object::File::parse(elf).map_err(|e| format!("not an ELF object: {e}"))?;
         let section = |name: &str| -> Result<Vec<u8>, String> {
-            let s = file.section_by_name(name).ok_or_else(|| format!("the object has no {name} section"))?;
-            s.data().map(<[u8]>::to_vec).map_err(|e| format!("{name}: {e}"))
+            let s = file
+                .section_by_name(name)
+                .ok_or_else(|| format!("the object has no {name} section"))?;
+            s.data()
+                .map(<[u8]>::to_vec)
+                .map_err(|e| format!("{name}: {e}"))
         };
         let mut btf = Btf::parse(&section(".BTF")?)?;
         elf::fix_offsets(&file, &mut btf);
-        Ok(Controllers { elf, btf, rodata: section(".rodata")? })
+        Ok(Controllers {
+            elf,
+            btf,
+            rodata: section(".rodata")?,
+        })
     }
 
     /// The `.rodata` image that configures the object for `spec`, or the reason it cannot run it.
-    pub fn configure(&self, spec: &ControllerSpec, catalogue: &dyn Catalogue) -> Result<Vec<u8>, ConfigError> {
+    pub fn configure(
+        &self,
+        spec: &ControllerSpec,
+        catalogue: &dyn Catalogue,
+    ) -> Result<Vec<u8>, ConfigError> {
         config::encode(&self.btf, &self.rodata, spec, catalogue)
     }
 

@@ -1,23 +1,22 @@
-//! A virtual machine for eBPF congestion controls: an interpreter of the instruction set
-//! (Documentation/bpf/standardization/instruction-set.rst) over a memory of separate regions
-//! (stack, arguments, the socket, the ACK and rate samples, ring-buffer records, the object's
-//! data sections, socket storage), the helpers and kernel functions a controller calls, and
+//! A virtual machine for eBPF congestion controls: an interpreter of the instruction set (RFC
+//! 9669; decoded by `isa`) over a memory of separate regions (`memory`: stack, arguments, the
+//! socket, the ACK and rate samples, ring-buffer records, the object's data sections, socket
+//! storage), the helpers and kernel functions a controller calls, and
 //! the checks the kernel's verifier would have made at load time made at run time instead:
 //! every access inside a region, writes to the socket only where a congestion control may
 //! write, a bounded number of instructions per call. A program that breaks one gets an error,
 //! never the process.
 
-use crate::elf::{Callee, Loaded, MapDef, MAP_TAG, MAP_TYPE_RINGBUF, MAP_TYPE_SK_STORAGE};
+use crate::elf::{
+    helper, Callee, Loaded, MapDef, Program, MAP_TAG, MAP_TYPE_RINGBUF, MAP_TYPE_SK_STORAGE,
+};
+use crate::isa::{Alu, AtomicOp, Cond, Op, Src};
 use crate::layout::{self, Image};
-
-pub const STACK_REGION: usize = 0;
-pub const CTX_REGION: usize = 1;
-pub const SOCK_REGION: usize = 2;
-pub const ACK_REGION: usize = 3;
-pub const RATE_REGION: usize = 4;
-pub const RING_REGION: usize = 5;
-/// The object's data sections come next, in order; socket storage after them.
-pub const FIRST_DATA_REGION: usize = 6;
+use crate::memory::split;
+pub use crate::memory::{
+    region_base, ACK_REGION, CTX_REGION, FIRST_DATA_REGION, RATE_REGION, RING_REGION, SOCK_REGION,
+    STACK_REGION,
+};
 
 /// Bytes of stack per call frame (MAX_BPF_STACK) and frames at most.
 const FRAME: usize = 512;
@@ -25,12 +24,6 @@ const FRAMES: usize = 8;
 /// Instructions one hook call may execute (the verifier bounds programs statically; a bound
 /// at run time keeps a looping program from hanging the simulator).
 pub const BUDGET: u64 = 1_000_000;
-
-/// The address of the first byte of region `i`: regions are 2^36 bytes apart, and address 0
-/// (NULL) is in none.
-pub fn region_base(i: usize) -> u64 {
-    (i as u64 + 1) << 36
-}
 
 #[derive(Clone, Debug)]
 enum Writes {
@@ -88,24 +81,69 @@ impl Vm {
     /// configuration and share it between the connections that run it.
     pub fn specialized(loaded: &Loaded, data: &[Vec<u8>]) -> std::sync::Arc<Vec<Code>> {
         let read_only: Vec<bool> = loaded.data.iter().map(|d| !d.writable).collect();
-        std::sync::Arc::new(loaded.programs.iter().map(|p| specialize(p, data, &read_only)).collect())
+        std::sync::Arc::new(
+            loaded
+                .programs
+                .iter()
+                .map(|p| specialize(p, data, &read_only))
+                .collect(),
+        )
     }
 
     /// A fresh instance running `code` (from [`Vm::specialized`] with the same `data`).
-    pub fn with_code(loaded: std::sync::Arc<Loaded>, data: Vec<Vec<u8>>, code: std::sync::Arc<Vec<Code>>) -> Vm {
+    pub fn with_code(
+        loaded: std::sync::Arc<Loaded>,
+        data: Vec<Vec<u8>>,
+        code: std::sync::Arc<Vec<Code>>,
+    ) -> Vm {
         let mut regions = vec![
-            Region { bytes: vec![0; FRAME * FRAMES], writes: Writes::Any },
-            Region { bytes: vec![0; 64], writes: Writes::Never },
-            Region { bytes: vec![0; layout::SOCK_BYTES], writes: Writes::Ranges(layout::writable(Image::Sock)) },
-            Region { bytes: vec![0; layout::ACK_SAMPLE_BYTES], writes: Writes::Never },
-            Region { bytes: vec![0; layout::RATE_SAMPLE_BYTES], writes: Writes::Never },
-            Region { bytes: Vec::new(), writes: Writes::Any },
+            Region {
+                bytes: vec![0; FRAME * FRAMES],
+                writes: Writes::Any,
+            },
+            Region {
+                bytes: vec![0; 64],
+                writes: Writes::Never,
+            },
+            Region {
+                bytes: vec![0; layout::SOCK_BYTES],
+                writes: Writes::Ranges(layout::writable(Image::Sock)),
+            },
+            Region {
+                bytes: vec![0; layout::ACK_SAMPLE_BYTES],
+                writes: Writes::Never,
+            },
+            Region {
+                bytes: vec![0; layout::RATE_SAMPLE_BYTES],
+                writes: Writes::Never,
+            },
+            Region {
+                bytes: Vec::new(),
+                writes: Writes::Any,
+            },
         ];
         for (section, bytes) in loaded.data.iter().zip(data) {
-            regions.push(Region { bytes, writes: if section.writable { Writes::Any } else { Writes::Never } });
+            regions.push(Region {
+                bytes,
+                writes: if section.writable {
+                    Writes::Any
+                } else {
+                    Writes::Never
+                },
+            });
         }
         let maps = loaded.maps.len();
-        Vm { loaded, code, regions, storage: vec![None; maps], events: Vec::new(), reserved: None, now_ns: 0, hz: 1000, executed: 0 }
+        Vm {
+            loaded,
+            code,
+            regions,
+            storage: vec![None; maps],
+            events: Vec::new(),
+            reserved: None,
+            now_ns: 0,
+            hz: 1000,
+            executed: 0,
+        }
     }
 
     /// The socket image (fill it before a call, read what the program wrote after).
@@ -141,7 +179,9 @@ impl Vm {
     /// Runs hook `hook` (a member of `tcp_congestion_ops`) with `args` (the socket first, as
     /// the kernel passes them); `Ok(None)` if the object does not implement it.
     pub fn call(&mut self, hook: &str, args: &[u64]) -> Result<Option<u64>, VmError> {
-        let Some(&p) = self.loaded.hooks.get(hook) else { return Ok(None) };
+        let Some(&p) = self.loaded.hooks.get(hook) else {
+            return Ok(None);
+        };
         self.call_program(p, args).map(Some)
     }
 
@@ -157,31 +197,45 @@ impl Vm {
     }
 
     fn translate(&self, addr: u64, size: usize, write: bool) -> Result<(usize, usize), VmError> {
-        let region = (addr >> 36) as usize;
-        let offset = (addr & ((1 << 36) - 1)) as usize;
+        let (region, offset) = split(addr);
         if region == 0 || region > self.regions.len() {
-            return Err(VmError(format!("access to address {addr:#x}, which is in no memory the program may use")));
+            return Err(VmError(format!(
+                "access to address {addr:#x}, which is in no memory the program may use"
+            )));
         }
         let r = &self.regions[region - 1];
         if offset + size > r.bytes.len() {
-            return Err(VmError(format!("access of {size} bytes at offset {offset} of a region of {} bytes", r.bytes.len())));
+            return Err(VmError(format!(
+                "access of {size} bytes at offset {offset} of a region of {} bytes",
+                r.bytes.len()
+            )));
         }
         if write {
             let ok = match &r.writes {
                 Writes::Any => true,
                 Writes::Never => false,
-                Writes::Ranges(ranges) => ranges.iter().any(|&(a, b)| offset as u32 >= a && (offset + size) as u32 <= b),
+                Writes::Ranges(ranges) => ranges
+                    .iter()
+                    .any(|&(a, b)| offset as u32 >= a && (offset + size) as u32 <= b),
             };
             if !ok {
                 let what = if region - 1 == SOCK_REGION {
                     layout::FIELDS
                         .iter()
-                        .find(|f| f.image == Image::Sock && offset as u32 >= f.offset && (offset as u32) < f.offset + f.size)
-                        .map_or("the socket".to_string(), |f| format!("{}.{}", f.root, f.path))
+                        .find(|f| {
+                            f.image == Image::Sock
+                                && offset as u32 >= f.offset
+                                && (offset as u32) < f.offset + f.size
+                        })
+                        .map_or("the socket".to_string(), |f| {
+                            format!("{}.{}", f.root, f.path)
+                        })
                 } else {
                     "read-only memory".to_string()
                 };
-                return Err(VmError(format!("the program writes {what}, which a congestion control may not write")));
+                return Err(VmError(format!(
+                    "the program writes {what}, which a congestion control may not write"
+                )));
             }
         }
         Ok((region - 1, offset))
@@ -189,8 +243,7 @@ impl Vm {
 
     #[inline(always)]
     fn load(&self, addr: u64, size: usize) -> Result<u64, VmError> {
-        let region = (addr >> 36) as usize;
-        let offset = (addr & ((1 << 36) - 1)) as usize;
+        let (region, offset) = split(addr);
         if let Some(r) = region.checked_sub(1).and_then(|i| self.regions.get(i)) {
             if let Some(b) = r.bytes.get(offset..offset + size) {
                 return Ok(match size {
@@ -207,8 +260,7 @@ impl Vm {
 
     #[inline(always)]
     fn store(&mut self, addr: u64, size: usize, v: u64) -> Result<(), VmError> {
-        let region = (addr >> 36) as usize;
-        let offset = (addr & ((1 << 36) - 1)) as usize;
+        let (region, offset) = split(addr);
         if let Some(r) = region.checked_sub(1).and_then(|i| self.regions.get_mut(i)) {
             if matches!(r.writes, Writes::Any) {
                 if let Some(b) = r.bytes.get_mut(offset..offset + size) {
@@ -229,43 +281,55 @@ impl Vm {
 
     fn map(&self, handle: u64) -> Result<(usize, &MapDef), VmError> {
         if handle & !0xffff != MAP_TAG {
-            return Err(VmError("a helper was given something that is not a map".into()));
+            return Err(VmError(
+                "a helper was given something that is not a map".into(),
+            ));
         }
         let i = (handle & 0xffff) as usize;
-        self.loaded.maps.get(i).map(|m| (i, m)).ok_or_else(|| VmError("a map that does not exist".into()))
+        self.loaded
+            .maps
+            .get(i)
+            .map(|m| (i, m))
+            .ok_or_else(|| VmError("a map that does not exist".into()))
     }
 
     fn helper(&mut self, id: u32, r: &[u64; 16]) -> Result<u64, VmError> {
         let (a1, a2, a4) = (r[1], r[2], r[4]);
         Ok(match id {
-            5 => self.now_ns,
-            6 => 0,
-            118 => self.now_ns.saturating_mul(self.hz) / 1_000_000_000,
-            107 => {
+            helper::KTIME_GET_NS => self.now_ns,
+            helper::TRACE_PRINTK => 0,
+            helper::JIFFIES64 => self.now_ns.saturating_mul(self.hz) / 1_000_000_000,
+            helper::SK_STORAGE_GET => {
                 // bpf_sk_storage_get(map, sk, value, flags): one socket per instance.
                 let (i, m) = self.map(a1)?;
                 if m.kind != MAP_TYPE_SK_STORAGE {
-                    return Err(VmError(format!("bpf_sk_storage_get on map \"{}\", which is not socket storage", m.name)));
+                    return Err(VmError(format!(
+                        "bpf_sk_storage_get on map \"{}\", which is not socket storage",
+                        m.name
+                    )));
                 }
                 let size = m.value_size as usize;
                 match self.storage[i] {
                     Some(region) => region_base(region),
-                    None if a4 & 1 != 0 => {
-                        self.regions.push(Region { bytes: vec![0; size], writes: Writes::Any });
+                    None if a4 & helper::SK_STORAGE_GET_F_CREATE != 0 => {
+                        self.regions.push(Region {
+                            bytes: vec![0; size],
+                            writes: Writes::Any,
+                        });
                         self.storage[i] = Some(self.regions.len() - 1);
                         region_base(self.regions.len() - 1)
                     }
                     None => 0,
                 }
             }
-            108 => {
+            helper::SK_STORAGE_DELETE => {
                 let (i, _) = self.map(a1)?;
                 if let Some(region) = self.storage[i].take() {
                     self.regions[region].bytes.clear();
                 }
                 0
             }
-            131 => {
+            helper::RINGBUF_RESERVE => {
                 // bpf_ringbuf_reserve(map, size, flags)
                 let (i, m) = self.map(a1)?;
                 if m.kind != MAP_TYPE_RINGBUF || self.reserved.is_some() || a2 > 1 << 16 {
@@ -275,26 +339,29 @@ impl Vm {
                 self.reserved = Some((i, a2 as usize));
                 region_base(RING_REGION)
             }
-            132 | 133 => {
+            helper::RINGBUF_SUBMIT | helper::RINGBUF_DISCARD => {
                 // bpf_ringbuf_submit / _discard(data, flags)
                 if a1 != region_base(RING_REGION) || self.reserved.is_none() {
-                    return Err(VmError("a ring-buffer record submitted that was not reserved".into()));
+                    return Err(VmError(
+                        "a ring-buffer record submitted that was not reserved".into(),
+                    ));
                 }
                 self.reserved = None;
                 let record = std::mem::take(&mut self.regions[RING_REGION].bytes);
-                if id == 132 {
+                if id == helper::RINGBUF_SUBMIT {
                     self.events.push(record);
                 }
                 0
             }
-            130 => {
+            helper::RINGBUF_OUTPUT => {
                 // bpf_ringbuf_output(map, data, size, flags)
                 let (_, m) = self.map(a1)?;
                 if m.kind != MAP_TYPE_RINGBUF {
                     return Ok(u64::MAX);
                 }
                 let (reg, o) = self.translate(a2, r[3] as usize, false)?;
-                self.events.push(self.regions[reg].bytes[o..o + r[3] as usize].to_vec());
+                self.events
+                    .push(self.regions[reg].bytes[o..o + r[3] as usize].to_vec());
                 0
             }
             _ => return Err(VmError(format!("helper {id} is not provided"))),
@@ -312,7 +379,9 @@ impl Vm {
     /// The kernel functions a controller may call, as Linux computes them.
     fn kfunc(&mut self, name: &str, r: &[u64; 16]) -> Result<u64, VmError> {
         if r[1] != region_base(SOCK_REGION) {
-            return Err(VmError(format!("{name} was given something other than the socket")));
+            return Err(VmError(format!(
+                "{name} was given something other than the socket"
+            )));
         }
         let cwnd = self.sock_get(layout::sock().snd_cwnd) as u32;
         let ssthresh = self.sock_get(layout::sock().snd_ssthresh) as u32;
@@ -334,7 +403,9 @@ impl Vm {
             // tcp_reno_ssthresh
             "tcp_reno_ssthresh" => (cwnd >> 1).max(2) as u64,
             // tcp_reno_undo_cwnd
-            "tcp_reno_undo_cwnd" => cwnd.max(self.sock_get(layout::sock().prior_cwnd) as u32) as u64,
+            "tcp_reno_undo_cwnd" => {
+                cwnd.max(self.sock_get(layout::sock().prior_cwnd) as u32) as u64
+            }
             // tcp_reno_cong_avoid
             "tcp_reno_cong_avoid" => {
                 let mut acked = r[3] as u32;
@@ -363,7 +434,8 @@ impl Vm {
             return true;
         }
         let cwnd = self.sock_get(layout::sock().snd_cwnd);
-        cwnd < self.sock_get(layout::sock().snd_ssthresh) && cwnd < 2 * self.sock_get(layout::sock().max_packets_out)
+        cwnd < self.sock_get(layout::sock().snd_ssthresh)
+            && cwnd < 2 * self.sock_get(layout::sock().max_packets_out)
     }
 
     /// net/ipv4/tcp_cong.c, tcp_cong_avoid_ai: one segment per `w` acknowledged.
@@ -406,49 +478,72 @@ impl Vm {
             count += 1;
             if count > BUDGET {
                 self.executed += count;
-                return Err(VmError(format!("{} ran more than {BUDGET} instructions", prog.name)));
+                return Err(VmError(format!(
+                    "{} ran more than {BUDGET} instructions",
+                    prog.name
+                )));
             }
             let Some(&op) = ops.get(pc) else {
                 return Err(VmError(format!("{} ran off its end", prog.name)));
             };
             pc += 1;
             match op {
-                Op::Alu64 { code, d, src } => {
-                    let x = match src { Src::Reg(s) => reg[(s & 15) as usize], Src::Imm(v) => v };
+                // RFC 9669 §4.1: division by zero gives 0, modulo by zero leaves the dividend;
+                // shifts take the shift amount modulo the width.
+                Op::Alu64 { op, d, src } => {
+                    let x = match src {
+                        Src::Reg(s) => reg[(s & 15) as usize],
+                        Src::Imm(v) => v,
+                    };
                     let a = reg[(d & 15) as usize];
-                    reg[(d & 15) as usize] = match code {
-                        0x0 => a.wrapping_add(x),
-                        0x1 => a.wrapping_sub(x),
-                        0x2 => a.wrapping_mul(x),
-                        0x3 => if x == 0 { 0 } else { a / x },
-                        0x4 => a | x,
-                        0x5 => a & x,
-                        0x6 => a << (x & 63),
-                        0x7 => a >> (x & 63),
-                        0x8 => (a as i64).wrapping_neg() as u64,
-                        0x9 => if x == 0 { a } else { a % x },
-                        0xa => a ^ x,
-                        0xb => x,
-                        _ => ((a as i64) >> (x & 63)) as u64,
+                    reg[(d & 15) as usize] = match op {
+                        Alu::Add => a.wrapping_add(x),
+                        Alu::Sub => a.wrapping_sub(x),
+                        Alu::Mul => a.wrapping_mul(x),
+                        Alu::Div => a.checked_div(x).unwrap_or(0),
+                        Alu::Or => a | x,
+                        Alu::And => a & x,
+                        Alu::Lsh => a << (x & 63),
+                        Alu::Rsh => a >> (x & 63),
+                        Alu::Neg => (a as i64).wrapping_neg() as u64,
+                        Alu::Mod => {
+                            if x == 0 {
+                                a
+                            } else {
+                                a % x
+                            }
+                        }
+                        Alu::Xor => a ^ x,
+                        Alu::Mov => x,
+                        Alu::Arsh => ((a as i64) >> (x & 63)) as u64,
                     };
                 }
-                Op::Alu32 { code, d, src } => {
-                    let x = match src { Src::Reg(s) => reg[(s & 15) as usize], Src::Imm(v) => v } as u32;
+                Op::Alu32 { op, d, src } => {
+                    let x = match src {
+                        Src::Reg(s) => reg[(s & 15) as usize],
+                        Src::Imm(v) => v,
+                    } as u32;
                     let a = reg[(d & 15) as usize] as u32;
-                    reg[(d & 15) as usize] = (match code {
-                        0x0 => a.wrapping_add(x),
-                        0x1 => a.wrapping_sub(x),
-                        0x2 => a.wrapping_mul(x),
-                        0x3 => if x == 0 { 0 } else { a / x },
-                        0x4 => a | x,
-                        0x5 => a & x,
-                        0x6 => a << (x & 31),
-                        0x7 => a >> (x & 31),
-                        0x8 => (a as i32).wrapping_neg() as u32,
-                        0x9 => if x == 0 { a } else { a % x },
-                        0xa => a ^ x,
-                        0xb => x,
-                        _ => ((a as i32) >> (x & 31)) as u32,
+                    reg[(d & 15) as usize] = (match op {
+                        Alu::Add => a.wrapping_add(x),
+                        Alu::Sub => a.wrapping_sub(x),
+                        Alu::Mul => a.wrapping_mul(x),
+                        Alu::Div => a.checked_div(x).unwrap_or(0),
+                        Alu::Or => a | x,
+                        Alu::And => a & x,
+                        Alu::Lsh => a << (x & 31),
+                        Alu::Rsh => a >> (x & 31),
+                        Alu::Neg => (a as i32).wrapping_neg() as u32,
+                        Alu::Mod => {
+                            if x == 0 {
+                                a
+                            } else {
+                                a % x
+                            }
+                        }
+                        Alu::Xor => a ^ x,
+                        Alu::Mov => x,
+                        Alu::Arsh => ((a as i32) >> (x & 31)) as u32,
                     }) as u64;
                 }
                 Op::Swap { d, to_be, bits } => {
@@ -463,8 +558,17 @@ impl Vm {
                     };
                 }
                 Op::Ja(target) => pc = target as usize,
-                Op::Jcc { cond, wide, d, src, target } => {
-                    let x = match src { Src::Reg(s) => reg[(s & 15) as usize], Src::Imm(v) => v };
+                Op::Jcc {
+                    cond,
+                    wide,
+                    d,
+                    src,
+                    target,
+                } => {
+                    let x = match src {
+                        Src::Reg(s) => reg[(s & 15) as usize],
+                        Src::Imm(v) => v,
+                    };
                     if condition(cond, wide, reg[(d & 15) as usize], x) {
                         pc = target as usize;
                     }
@@ -475,7 +579,10 @@ impl Vm {
                         Callee::Kfunc(name) => reg[0] = self.kfunc(name, &reg)?,
                         &Callee::Local(target) => {
                             if frame + 1 >= FRAMES {
-                                return Err(VmError(format!("{}: calls nested more than {FRAMES} deep", prog.name)));
+                                return Err(VmError(format!(
+                                    "{}: calls nested more than {FRAMES} deep",
+                                    prog.name
+                                )));
                             }
                             stack.push((pc, [reg[6], reg[7], reg[8], reg[9]]));
                             frame += 1;
@@ -506,36 +613,58 @@ impl Vm {
                     pc += 1;
                 }
                 Op::Ldx { size, d, s, off } => {
-                    reg[(d & 15) as usize] = self.load(reg[(s & 15) as usize].wrapping_add(off as i64 as u64), size as usize)?;
+                    reg[(d & 15) as usize] = self.load(
+                        reg[(s & 15) as usize].wrapping_add(off as i64 as u64),
+                        size as usize,
+                    )?;
                 }
                 Op::Stx { size, d, s, off } => {
-                    self.store(reg[(d & 15) as usize].wrapping_add(off as i64 as u64), size as usize, reg[(s & 15) as usize])?;
+                    self.store(
+                        reg[(d & 15) as usize].wrapping_add(off as i64 as u64),
+                        size as usize,
+                        reg[(s & 15) as usize],
+                    )?;
                 }
                 Op::St { size, d, off, imm } => {
-                    self.store(reg[(d & 15) as usize].wrapping_add(off as i64 as u64), size as usize, imm as u64)?;
+                    self.store(
+                        reg[(d & 15) as usize].wrapping_add(off as i64 as u64),
+                        size as usize,
+                        imm as u64,
+                    )?;
                 }
-                Op::Atomic { size, d, s, off, op } => {
-                    // One thread: a read, the operation, a write.
+                Op::Atomic {
+                    size,
+                    d,
+                    s,
+                    off,
+                    op,
+                    fetch,
+                } => {
+                    // One thread: a read, the operation, a write (RFC 9669 §5.3).
                     let (size, s) = (size as usize, (s & 15) as usize);
                     let addr = reg[(d & 15) as usize].wrapping_add(off as i64 as u64);
                     let old = self.load(addr, size)?;
                     let val = reg[s];
-                    let new = match op & !1 {
-                        0x00 => old.wrapping_add(val),
-                        0x40 => old | val,
-                        0x50 => old & val,
-                        0xa0 => old ^ val,
-                        0xe0 => val,
-                        _ => {
+                    let new = match op {
+                        AtomicOp::Add => old.wrapping_add(val),
+                        AtomicOp::Or => old | val,
+                        AtomicOp::And => old & val,
+                        AtomicOp::Xor => old ^ val,
+                        AtomicOp::Xchg => val,
+                        AtomicOp::Cmpxchg => {
                             // cmpxchg: r0 is compared and receives the old value.
-                            let expected = if size == 4 { reg[0] as u32 as u64 } else { reg[0] };
+                            let expected = if size == 4 {
+                                reg[0] as u32 as u64
+                            } else {
+                                reg[0]
+                            };
                             self.store(addr, size, if old == expected { val } else { old })?;
                             reg[0] = old;
                             continue;
                         }
                     };
                     self.store(addr, size, new)?;
-                    if op & 1 != 0 {
+                    if fetch {
                         reg[s] = old;
                     }
                 }
@@ -545,129 +674,33 @@ impl Vm {
     }
 }
 
-/// Whether conditional jump `cond` (the opcode's high nibble: jeq 1, jgt 2, … jsle 0xd) is
-/// taken for `a` and `x`, compared in 64 bits or, for `wide == false` (JMP32), in their low 32.
+/// Whether conditional jump `cond` is taken for `a` and `x`, compared in 64 bits or, for
+/// `wide == false` (JMP32), in their low 32 (RFC 9669 §4.3).
 #[inline(always)]
-fn condition(cond: u8, wide: bool, a: u64, x: u64) -> bool {
+fn condition(cond: Cond, wide: bool, a: u64, x: u64) -> bool {
     let (a, x, sa, sx) = if wide {
         (a, x, a as i64, x as i64)
     } else {
-        (a as u32 as u64, x as u32 as u64, a as u32 as i32 as i64, x as u32 as i32 as i64)
+        (
+            a as u32 as u64,
+            x as u32 as u64,
+            a as u32 as i32 as i64,
+            x as u32 as i32 as i64,
+        )
     };
     match cond {
-        0x1 => a == x,
-        0x2 => a > x,
-        0x3 => a >= x,
-        0x4 => a & x != 0,
-        0x5 => a != x,
-        0x6 => sa > sx,
-        0x7 => sa >= sx,
-        0xa => a < x,
-        0xb => a <= x,
-        0xc => sa < sx,
-        _ => sa <= sx,
+        Cond::Jeq => a == x,
+        Cond::Jgt => a > x,
+        Cond::Jge => a >= x,
+        Cond::Jset => a & x != 0,
+        Cond::Jne => a != x,
+        Cond::Jsgt => sa > sx,
+        Cond::Jsge => sa >= sx,
+        Cond::Jlt => a < x,
+        Cond::Jle => a <= x,
+        Cond::Jslt => sa < sx,
+        Cond::Jsle => sa <= sx,
     }
-}
-
-/// The second operand of an operation.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Src {
-    Reg(u8),
-    /// The immediate, sign-extended to 64 bits.
-    Imm(u64),
-}
-
-/// An instruction decoded once for the interpreter; jump targets are absolute indices.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Op {
-    /// ALU operation `code` (the opcode's high nibble: add 0, sub 1, … arsh 0xc).
-    Alu64 { code: u8, d: u8, src: Src },
-    Alu32 { code: u8, d: u8, src: Src },
-    Swap { d: u8, to_be: bool, bits: u32 },
-    Ja(u32),
-    Jcc { cond: u8, wide: bool, d: u8, src: Src, target: u32 },
-    /// A call of `Program::callees[i]`.
-    Call(u32),
-    Exit,
-    /// `lddw` (the next slot is its second half, skipped).
-    LdImm64 { d: u8, value: u64 },
-    Ldx { size: u8, d: u8, s: u8, off: i16 },
-    Stx { size: u8, d: u8, s: u8, off: i16 },
-    St { size: u8, d: u8, off: i16, imm: i64 },
-    Atomic { size: u8, d: u8, s: u8, off: i16, op: i32 },
-    /// Never reached by a valid program (the second slot of `lddw`), or reached and refused.
-    Invalid(&'static str),
-}
-
-/// Decodes `p`'s instructions, refusing what the interpreter does not execute.
-pub fn decode(p: &crate::elf::Program) -> Result<Vec<Op>, String> {
-    let n = p.insns.len();
-    let mut ops = Vec::with_capacity(n);
-    let mut k = 0;
-    let fail = |k: usize, what: &str| format!("{}: instruction {k}: {what}", p.name);
-    while k < n {
-        let i = p.insns[k];
-        if i.dst > 10 || i.src > 10 {
-            return Err(fail(k, "a register that does not exist"));
-        }
-        let size = match i.op & 0x18 {
-            0x00 => 4,
-            0x08 => 2,
-            0x10 => 1,
-            _ => 8,
-        };
-        let jump = |off: i16| -> Result<u32, String> {
-            let t = k as i64 + 1 + off as i64;
-            if t < 0 || t as usize >= n {
-                return Err(fail(k, "a jump outside the program"));
-            }
-            Ok(t as u32)
-        };
-        let src = if i.op & 0x08 != 0 { Src::Reg(i.src) } else { Src::Imm(i.imm as i32 as i64 as u64) };
-        let op = match i.op & 7 {
-            class @ (0x04 | 0x07) => {
-                let code = (i.op >> 4) & 0xf;
-                if i.dst == 10 {
-                    return Err(fail(k, "writes the frame pointer"));
-                }
-                match code {
-                    0xd => Op::Swap { d: i.dst, to_be: i.op & 0x08 != 0, bits: i.imm as u32 },
-                    0..=0xc if class == 0x07 => Op::Alu64 { code, d: i.dst, src },
-                    0..=0xc => Op::Alu32 { code, d: i.dst, src },
-                    _ => return Err(fail(k, &format!("opcode {:#04x}", i.op))),
-                }
-            }
-            class @ (0x05 | 0x06) => match i.op >> 4 {
-                0x0 => Op::Ja(jump(i.off)?),
-                0x8 if class == 0x05 => {
-                    let i = p.callees_index.get(&k).ok_or_else(|| fail(k, "a call without a callee"))?;
-                    Op::Call(*i as u32)
-                }
-                0x9 if class == 0x05 => Op::Exit,
-                cond @ (0x1..=0x7 | 0xa..=0xd) => Op::Jcc { cond, wide: class == 0x05, d: i.dst, src, target: jump(i.off)? },
-                _ => return Err(fail(k, &format!("opcode {:#04x}", i.op))),
-            },
-            0x00 if i.op == 0x18 => {
-                ops.push(Op::LdImm64 { d: i.dst, value: i.imm as u64 });
-                ops.push(Op::Invalid("the second half of a 64-bit load was executed"));
-                k += 2;
-                continue;
-            }
-            0x01 if i.op & 0xe0 == 0x60 => Op::Ldx { size, d: i.dst, s: i.src, off: i.off },
-            0x03 if i.op & 0xe0 == 0x60 => Op::Stx { size, d: i.dst, s: i.src, off: i.off },
-            0x03 if i.op & 0xe0 == 0xc0 && (size == 4 || size == 8) => {
-                if !matches!(i.imm, 0x00 | 0x01 | 0x40 | 0x41 | 0x50 | 0x51 | 0xa0 | 0xa1 | 0xe1 | 0xf1) {
-                    return Err(fail(k, &format!("atomic operation {:#x}", i.imm)));
-                }
-                Op::Atomic { size, d: i.dst, s: i.src, off: i.off, op: i.imm as i32 }
-            }
-            0x02 if i.op & 0xe0 == 0x60 => Op::St { size, d: i.dst, off: i.off, imm: i.imm as i32 as i64 },
-            _ => return Err(fail(k, &format!("opcode {:#04x}, which the simulator's VM does not execute", i.op))),
-        };
-        ops.push(op);
-        k += 1;
-    }
-    Ok(ops)
 }
 
 /// `ops` specialised for data sections that never change: a load from read-only data at a
@@ -679,7 +712,7 @@ pub fn decode(p: &crate::elf::Program) -> Result<Vec<Op>, String> {
 /// Registers are known only within a straight run of instructions (knowledge is dropped at
 /// every jump target and, for r0-r5, after every call), so the result computes what `ops`
 /// computes on every path.
-pub fn specialize(prog: &crate::elf::Program, data: &[Vec<u8>], read_only: &[bool]) -> Code {
+pub fn specialize(prog: &Program, data: &[Vec<u8>], read_only: &[bool]) -> Code {
     let ops = &prog.ops;
     let n = ops.len();
     let mut targets = vec![false; n + 1];
@@ -698,12 +731,11 @@ pub fn specialize(prog: &crate::elf::Program, data: &[Vec<u8>], read_only: &[boo
     let mut out: Vec<Op> = ops.to_vec();
     let mut known: [Option<u64>; 11] = [None; 11];
     let constant_at = |addr: u64, size: usize| -> Option<u64> {
-        let region = (addr >> 36) as usize;
+        let (region, offset) = split(addr);
         let i = region.checked_sub(1)?.checked_sub(FIRST_DATA_REGION)?;
         if !*read_only.get(i)? {
             return None;
         }
-        let offset = (addr & ((1 << 36) - 1)) as usize;
         let b = data.get(i)?.get(offset..offset + size)?;
         let mut w = [0u8; 8];
         w[..size].copy_from_slice(b);
@@ -715,21 +747,40 @@ pub fn specialize(prog: &crate::elf::Program, data: &[Vec<u8>], read_only: &[boo
         }
         match out[pc] {
             Op::LdImm64 { d, value } => known[d as usize] = Some(value),
-            Op::Alu64 { code: 0xb, d, src } => {
+            Op::Alu64 {
+                op: Alu::Mov,
+                d,
+                src,
+            } => {
                 known[d as usize] = match src {
                     Src::Imm(v) => Some(v),
                     Src::Reg(s) => known[s as usize],
                 };
             }
-            Op::Alu64 { code: 0x0, d, src: Src::Imm(v) } => known[d as usize] = known[d as usize].map(|a| a.wrapping_add(v)),
+            Op::Alu64 {
+                op: Alu::Add,
+                d,
+                src: Src::Imm(v),
+            } => known[d as usize] = known[d as usize].map(|a| a.wrapping_add(v)),
             Op::Ldx { size, d, s, off } => {
-                let value = known[s as usize].and_then(|a| constant_at(a.wrapping_add(off as i64 as u64), size as usize));
+                let value = known[s as usize]
+                    .and_then(|a| constant_at(a.wrapping_add(off as i64 as u64), size as usize));
                 if let Some(v) = value {
-                    out[pc] = Op::Alu64 { code: 0xb, d, src: Src::Imm(v) };
+                    out[pc] = Op::Alu64 {
+                        op: Alu::Mov,
+                        d,
+                        src: Src::Imm(v),
+                    };
                 }
                 known[d as usize] = value;
             }
-            Op::Jcc { cond, wide, d, src, target } => {
+            Op::Jcc {
+                cond,
+                wide,
+                d,
+                src,
+                target,
+            } => {
                 let x = match src {
                     Src::Imm(v) => Some(v),
                     Src::Reg(s) => known[s as usize],
@@ -744,7 +795,9 @@ pub fn specialize(prog: &crate::elf::Program, data: &[Vec<u8>], read_only: &[boo
                     *r = None;
                 }
             }
-            Op::Alu64 { d, .. } | Op::Alu32 { d, .. } | Op::Swap { d, .. } => known[d as usize] = None,
+            Op::Alu64 { d, .. } | Op::Alu32 { d, .. } | Op::Swap { d, .. } => {
+                known[d as usize] = None
+            }
             Op::Atomic { s, .. } => {
                 known[s as usize] = None;
                 known[0] = None;
@@ -766,7 +819,19 @@ pub fn specialize(prog: &crate::elf::Program, data: &[Vec<u8>], read_only: &[boo
         .iter()
         .map(|&pc| match out[pc] {
             Op::Ja(t) => Op::Ja(new_index[t as usize]),
-            Op::Jcc { cond, wide, d, src, target } => Op::Jcc { cond, wide, d, src, target: new_index[target as usize] },
+            Op::Jcc {
+                cond,
+                wide,
+                d,
+                src,
+                target,
+            } => Op::Jcc {
+                cond,
+                wide,
+                d,
+                src,
+                target: new_index[target as usize],
+            },
             op => op,
         })
         .collect();
@@ -790,7 +855,10 @@ pub struct Code {
 
 impl Code {
     /// The program as loaded, not specialised.
-    pub fn of(prog: &crate::elf::Program) -> Code {
-        Code { ops: prog.ops.clone(), callees: prog.callees.clone() }
+    pub fn of(prog: &Program) -> Code {
+        Code {
+            ops: prog.ops.clone(),
+            callees: prog.callees.clone(),
+        }
     }
 }

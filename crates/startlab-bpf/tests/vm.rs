@@ -17,7 +17,13 @@ fn vm_for(spec: &ControllerSpec) -> Vm {
     let data = loaded
         .data
         .iter()
-        .map(|d| if d.name == ".rodata" { rodata.clone() } else { d.bytes.clone() })
+        .map(|d| {
+            if d.name == ".rodata" {
+                rodata.clone()
+            } else {
+                d.bytes.clone()
+            }
+        })
         .collect();
     Vm::new(loaded, data)
 }
@@ -60,9 +66,17 @@ fn newreno_grows_one_segment_per_ack_in_slow_start_then_one_per_window() {
     vm.call("cong_avoid", &[sk, 0, 2]).unwrap();
     assert_eq!(cwnd(&mut vm), 12);
     // The exit was reported: threshold, at cwnd 12.
-    let exits: Vec<Event> = vm.events.iter().filter_map(|b| Event::decode(b)).filter(|e| e.kind == KIND_EXIT).collect();
+    let exits: Vec<Event> = vm
+        .events
+        .iter()
+        .filter_map(|b| Event::decode(b))
+        .filter(|e| e.kind == KIND_EXIT)
+        .collect();
     assert_eq!(exits.len(), 1);
-    assert_eq!((exits[0].reason.as_str(), exits[0].cwnd), ("threshold", 12.0));
+    assert_eq!(
+        (exits[0].reason.as_str(), exits[0].cwnd),
+        ("threshold", 12.0)
+    );
     // Congestion avoidance: cwnd += 1/cwnd per ACK, the fraction kept beside snd_cwnd in
     // units of 2^-16: from 12, the increments 2^32 / w (5461, 5423, 5386, ...) sum to 63203
     // after 12 ACKs and pass 65536 at the 13th (as 12 + sum 1/w_k passes 13 at the 13th ACK in
@@ -92,7 +106,8 @@ fn pkts_acked_reads_the_ack_sample() {
     let sample = vm.ack_sample();
     put(sample, known("ack_sample", "pkts_acked"), 1);
     put(sample, known("ack_sample", "rtt_us"), 40_000);
-    vm.call("pkts_acked", &[sk, region_base(ACK_REGION)]).unwrap();
+    vm.call("pkts_acked", &[sk, region_base(ACK_REGION)])
+        .unwrap();
     assert!(vm.executed > 0);
 }
 
@@ -117,12 +132,17 @@ fn damaged_objects_give_errors_not_panics() {
             let at = (next() % bytes.len() as u64) as usize;
             bytes[at] = next() as u8;
         }
-        let Ok(loaded) = Loaded::parse(&bytes) else { continue };
+        let Ok(loaded) = Loaded::parse(&bytes) else {
+            continue;
+        };
         loaded_ok += 1;
         let data = loaded.data.iter().map(|d| d.bytes.clone()).collect();
         let mut vm = Vm::new(Arc::new(loaded), data);
         for hook in ["init", "cong_avoid", "pkts_acked", "ssthresh", "set_state"] {
-            let _ = vm.call(hook, &[region_base(SOCK_REGION), region_base(ACK_REGION), 1]);
+            let _ = vm.call(
+                hook,
+                &[region_base(SOCK_REGION), region_base(ACK_REGION), 1],
+            );
         }
     }
     // Most changes fall in debug sections and leave the object loadable.

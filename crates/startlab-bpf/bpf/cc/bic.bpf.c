@@ -428,11 +428,6 @@ static __always_inline void bic_cong_avoid(struct ca *ca, const volatile struct 
 	bic_core_cong_avoid(&p, &st->core, &st->ss, ca, acked);
 }
 
-static __always_inline void bic_pkts_acked(struct ca *ca, const volatile struct bic_config *cfg,
-					   struct bic_state *st, const struct ack_sample *s)
-{
-}
-
 /* Linux bictcp_state: a timeout forgets the search; any other change restarts the round. */
 static __always_inline void bic_set_state(struct ca *ca, const volatile struct bic_config *cfg,
 					  struct bic_state *st, __u8 new_state)
@@ -449,25 +444,16 @@ static __always_inline void bic_set_state(struct ca *ca, const volatile struct b
 	}
 }
 
-static __always_inline void bic_cwnd_event(struct ca *ca, const volatile struct bic_config *cfg,
-					   struct bic_state *st, enum tcp_ca_event ev)
-{
-}
-
-static __always_inline void bic_in_ack_event(struct ca *ca, const volatile struct bic_config *cfg,
-					     struct bic_state *st, __u32 flags)
-{
-}
-
-/* The model's default undo (Linux tcp_reno_undo_cwnd): the larger of cwnd and prior_cwnd. */
-static __always_inline __u32 bic_undo_cwnd(struct ca *ca, const volatile struct bic_config *cfg,
-					   struct bic_state *st)
-{
-	return tcp_reno_undo_cwnd(ca->sk);
-}
-
 static __always_inline bool bic_in_startup(struct ca *ca, const volatile struct bic_config *cfg,
 					   struct bic_state *st)
 {
 	return bic_in_slow_start(ca, &st->core, &st->ss);
 }
+
+CC_OPS(bic) = {
+	.init = bic_init,
+	.ssthresh = bic_ssthresh,
+	.cong_avoid = bic_cong_avoid,
+	.set_state = bic_set_state,
+	.in_startup = bic_in_startup,
+};

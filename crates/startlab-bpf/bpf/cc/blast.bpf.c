@@ -448,25 +448,17 @@ static __always_inline void blast_set_state(struct ca *ca, const volatile struct
 	bic_core_restart_round(&st->bic);
 }
 
-static __always_inline void blast_cwnd_event(struct ca *ca, const volatile struct blast_config *cfg,
-					     struct blast_state *st, enum tcp_ca_event ev)
-{
-}
-
-static __always_inline void blast_in_ack_event(struct ca *ca, const volatile struct blast_config *cfg,
-					       struct blast_state *st, __u32 flags)
-{
-}
-
-/* The model's default undo (Linux tcp_reno_undo_cwnd). */
-static __always_inline __u32 blast_undo_cwnd(struct ca *ca, const volatile struct blast_config *cfg,
-					     struct blast_state *st)
-{
-	return tcp_reno_undo_cwnd(ca->sk);
-}
-
 static __always_inline bool blast_in_startup(struct ca *ca, const volatile struct blast_config *cfg,
 					     struct blast_state *st)
 {
 	return bic_in_slow_start(ca, &st->bic, &st->ss);
 }
+
+CC_OPS(blast) = {
+	.init = blast_init,
+	.ssthresh = blast_ssthresh,
+	.cong_avoid = blast_cong_avoid,
+	.pkts_acked = blast_pkts_acked,
+	.set_state = blast_set_state,
+	.in_startup = blast_in_startup,
+};

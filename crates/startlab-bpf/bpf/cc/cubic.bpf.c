@@ -575,20 +575,11 @@ static __always_inline void cubic_cwnd_event(struct ca *ca, const volatile struc
 	st->epoch_start = start < now ? start : now;
 }
 
-static __always_inline void cubic_in_ack_event(struct ca *ca, const volatile struct cubic_config *cfg,
-					       struct cubic_state *st, __u32 flags)
-{
-}
-
-/* The trait's default, Linux tcp_reno_undo_cwnd: max(cwnd, prior_cwnd). */
-static __always_inline __u32 cubic_undo_cwnd(struct ca *ca, const volatile struct cubic_config *cfg,
-					     struct cubic_state *st)
-{
-	return tcp_reno_undo_cwnd(ca->sk);
-}
-
-static __always_inline bool cubic_in_startup(struct ca *ca, const volatile struct cubic_config *cfg,
-					     struct cubic_state *st)
-{
-	return in_slow_start(ca);
-}
+CC_OPS(cubic) = {
+	.init = cubic_init,
+	.ssthresh = cubic_ssthresh,
+	.cong_avoid = cubic_cong_avoid,
+	.pkts_acked = cubic_pkts_acked,
+	.set_state = cubic_set_state,
+	.cwnd_event = cubic_cwnd_event,
+};

@@ -222,21 +222,11 @@ static __always_inline void gallop_vegas_cwnd_event(struct ca *ca, const volatil
 		gallop_vegas_timeout_reset(st);
 }
 
-static __always_inline void gallop_vegas_in_ack_event(struct ca *ca, const volatile struct gallop_vegas_config *cfg,
-						      struct gallop_vegas_state *st, __u32 flags)
-{
-}
-
-/* The model's default undo (Linux tcp_reno_undo_cwnd). */
-static __always_inline __u32 gallop_vegas_undo_cwnd(struct ca *ca, const volatile struct gallop_vegas_config *cfg,
-						    struct gallop_vegas_state *st)
-{
-	return tcp_reno_undo_cwnd(ca->sk);
-}
-
-/* The model keeps the default: start-up while cwnd < ssthresh (both exits set ssthresh = 2). */
-static __always_inline bool gallop_vegas_in_startup(struct ca *ca, const volatile struct gallop_vegas_config *cfg,
-						    struct gallop_vegas_state *st)
-{
-	return in_slow_start(ca);
-}
+CC_OPS(gallop_vegas) = {
+	.init = gallop_vegas_init,
+	.ssthresh = gallop_vegas_ssthresh,
+	.cong_avoid = gallop_vegas_cong_avoid,
+	.pkts_acked = gallop_vegas_pkts_acked,
+	.set_state = gallop_vegas_set_state,
+	.cwnd_event = gallop_vegas_cwnd_event,
+};

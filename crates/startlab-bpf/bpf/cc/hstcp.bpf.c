@@ -107,11 +107,6 @@ static __always_inline void hstcp_response(const volatile struct hstcp_config *c
 	*b = b1 >= b0 ? b0 + (((b1 - b0) * frac) >> 16) : b0 - (((b0 - b1) * frac) >> 16);
 }
 
-static __always_inline void hstcp_init(struct ca *ca, const volatile struct hstcp_config *cfg,
-				       struct hstcp_state *st)
-{
-}
-
 /* RFC 3649 §5: w <- (1 - b(w)) w at a loss, w the congestion window (as Linux hstcp_ssthresh),
  * at least 2. */
 static __always_inline __u32 hstcp_ssthresh(struct ca *ca, const volatile struct hstcp_config *cfg,
@@ -159,35 +154,7 @@ static __always_inline void hstcp_cong_avoid(struct ca *ca, const volatile struc
 	cwnd_add_q16(ca, (n * per_seg) >> 16);
 }
 
-static __always_inline void hstcp_pkts_acked(struct ca *ca, const volatile struct hstcp_config *cfg,
-					     struct hstcp_state *st, const struct ack_sample *s)
-{
-}
-
-static __always_inline void hstcp_set_state(struct ca *ca, const volatile struct hstcp_config *cfg,
-					    struct hstcp_state *st, __u8 new_state)
-{
-}
-
-static __always_inline void hstcp_cwnd_event(struct ca *ca, const volatile struct hstcp_config *cfg,
-					     struct hstcp_state *st, enum tcp_ca_event ev)
-{
-}
-
-static __always_inline void hstcp_in_ack_event(struct ca *ca, const volatile struct hstcp_config *cfg,
-					       struct hstcp_state *st, __u32 flags)
-{
-}
-
-/* Linux tcp_reno_undo_cwnd: a and b are functions of the window, nothing else to restore. */
-static __always_inline __u32 hstcp_undo_cwnd(struct ca *ca, const volatile struct hstcp_config *cfg,
-					     struct hstcp_state *st)
-{
-	return tcp_reno_undo_cwnd(ca->sk);
-}
-
-static __always_inline bool hstcp_in_startup(struct ca *ca, const volatile struct hstcp_config *cfg,
-					     struct hstcp_state *st)
-{
-	return in_slow_start(ca);
-}
+CC_OPS(hstcp) = {
+	.ssthresh = hstcp_ssthresh,
+	.cong_avoid = hstcp_cong_avoid,
+};

@@ -28,11 +28,6 @@ struct reno_state {
 	__u32 cwnd_cnt; /* snd_cwnd_cnt of tcp_cong_avoid_ai (linux counting) */
 };
 
-static __always_inline void reno_init(struct ca *ca, const volatile struct reno_config *cfg,
-				      struct reno_state *st)
-{
-}
-
 /* RFC 5681 eq. 4 with the configured factor. */
 static __always_inline __u32 reno_ssthresh(struct ca *ca, const volatile struct reno_config *cfg,
 					   struct reno_state *st)
@@ -90,11 +85,6 @@ static __always_inline void reno_cong_avoid(struct ca *ca, const volatile struct
 	reno_additive_increase(ca, acked, cfg->abc_limit);
 }
 
-static __always_inline void reno_pkts_acked(struct ca *ca, const volatile struct reno_config *cfg,
-					    struct reno_state *st, const struct ack_sample *s)
-{
-}
-
 static __always_inline void reno_set_state(struct ca *ca, const volatile struct reno_config *cfg,
 					   struct reno_state *st, __u8 new_state)
 {
@@ -103,38 +93,13 @@ static __always_inline void reno_set_state(struct ca *ca, const volatile struct 
 		st->cwnd_cnt = 0;
 }
 
-static __always_inline void reno_cwnd_event(struct ca *ca, const volatile struct reno_config *cfg,
-					    struct reno_state *st, enum tcp_ca_event ev)
-{
-}
-
-static __always_inline void reno_in_ack_event(struct ca *ca, const volatile struct reno_config *cfg,
-					      struct reno_state *st, __u32 flags)
-{
-}
-
-/* Linux tcp_reno_undo_cwnd: the larger of cwnd and the window before the reduction. */
-static __always_inline __u32 reno_undo_cwnd(struct ca *ca, const volatile struct reno_config *cfg,
-					    struct reno_state *st)
-{
-	return tcp_reno_undo_cwnd(ca->sk);
-}
-
-static __always_inline bool reno_in_startup(struct ca *ca, const volatile struct reno_config *cfg,
-					    struct reno_state *st)
-{
-	return in_slow_start(ca);
-}
+CC_OPS(reno) = {
+	.ssthresh = reno_ssthresh,
+	.cong_avoid = reno_cong_avoid,
+	.set_state = reno_set_state,
+};
 
 /* NewReno: the same window rules (the simulator's difference is in its recovery). */
 #define newreno_config reno_config
 #define newreno_state reno_state
-#define newreno_init reno_init
-#define newreno_ssthresh reno_ssthresh
-#define newreno_cong_avoid reno_cong_avoid
-#define newreno_pkts_acked reno_pkts_acked
-#define newreno_set_state reno_set_state
-#define newreno_cwnd_event reno_cwnd_event
-#define newreno_in_ack_event reno_in_ack_event
-#define newreno_undo_cwnd reno_undo_cwnd
-#define newreno_in_startup reno_in_startup
+#define newreno_ops reno_ops

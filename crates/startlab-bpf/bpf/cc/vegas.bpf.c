@@ -392,23 +392,13 @@ static __always_inline void vegas_cwnd_event(struct ca *ca, const volatile struc
 	}
 }
 
-static __always_inline void vegas_in_ack_event(struct ca *ca, const volatile struct vegas_config *cfg,
-					       struct vegas_state *st, __u32 flags)
-{
-}
-
-/* The model's default undo (Linux tcp_reno_undo_cwnd). */
-static __always_inline __u32 vegas_undo_cwnd(struct ca *ca, const volatile struct vegas_config *cfg,
-					     struct vegas_state *st)
-{
-	return tcp_reno_undo_cwnd(ca->sk);
-}
-
-/* The model keeps the default: start-up while cwnd < ssthresh (the exit sets ssthresh = cwnd). */
-static __always_inline bool vegas_in_startup(struct ca *ca, const volatile struct vegas_config *cfg,
-					     struct vegas_state *st)
-{
-	return in_slow_start(ca);
-}
+CC_OPS(vegas) = {
+	.init = vegas_init,
+	.ssthresh = vegas_ssthresh,
+	.cong_avoid = vegas_cong_avoid,
+	.pkts_acked = vegas_pkts_acked,
+	.set_state = vegas_set_state,
+	.cwnd_event = vegas_cwnd_event,
+};
 
 #endif

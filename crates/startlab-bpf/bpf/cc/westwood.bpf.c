@@ -150,11 +150,6 @@ static __always_inline void westwood_set_state(struct ca *ca, const volatile str
 	}
 }
 
-static __always_inline void westwood_cwnd_event(struct ca *ca, const volatile struct westwood_config *cfg,
-						struct westwood_state *st, enum tcp_ca_event ev)
-{
-}
-
 /* The model's CwndEvent::DupAck: one segment received out of order (rate.h). */
 static __always_inline void westwood_in_ack_event(struct ca *ca, const volatile struct westwood_config *cfg,
 						  struct westwood_state *st, __u32 flags)
@@ -167,15 +162,11 @@ static __always_inline void westwood_in_ack_event(struct ca *ca, const volatile 
 	ere_on_dupack(ca, &p, &st->ere, ca->now_us);
 }
 
-/* Linux tcp_reno_undo_cwnd: the larger of cwnd and the window before the reduction. */
-static __always_inline __u32 westwood_undo_cwnd(struct ca *ca, const volatile struct westwood_config *cfg,
-						struct westwood_state *st)
-{
-	return tcp_reno_undo_cwnd(ca->sk);
-}
-
-static __always_inline bool westwood_in_startup(struct ca *ca, const volatile struct westwood_config *cfg,
-						struct westwood_state *st)
-{
-	return in_slow_start(ca);
-}
+CC_OPS(westwood) = {
+	.init = westwood_init,
+	.ssthresh = westwood_ssthresh,
+	.cong_avoid = westwood_cong_avoid,
+	.pkts_acked = westwood_pkts_acked,
+	.set_state = westwood_set_state,
+	.in_ack_event = westwood_in_ack_event,
+};

@@ -66,12 +66,6 @@ static __always_inline __u32 astart_on_ack(struct ca *ca, const volatile struct 
 	return grow_to_ssthresh(ca, acked < 1 ? acked : 1, acked);
 }
 
-static __always_inline __u32 astart_on_loss(struct ca *ca, const volatile struct astart_config *cfg,
-					    struct astart_state *st, __u32 ssthresh)
-{
-	return ssthresh;
-}
-
 static __always_inline void astart_pkts_acked(struct ca *ca, const volatile struct astart_config *cfg,
 					      struct astart_state *st, const struct ack_sample *s)
 {
@@ -120,3 +114,12 @@ static __always_inline bool astart_in_startup(struct ca *ca, const volatile stru
 {
 	return st->active && inet_csk_ca_state(ca->sk) != TCP_CA_Recovery;
 }
+
+STARTUP_OPS(astart) = {
+	.init = astart_init,
+	.on_ack = astart_on_ack,
+	.pkts_acked = astart_pkts_acked,
+	.set_state = astart_set_state,
+	.cwnd_event = astart_cwnd_event,
+	.in_startup = astart_in_startup,
+};

@@ -50,12 +50,6 @@ static __always_inline __u32 hoe_on_ack(struct ca *ca, const volatile struct hoe
 	return standard_slow_start(ca, 0, acked);
 }
 
-static __always_inline __u32 hoe_on_loss(struct ca *ca, const volatile struct hoe_config *cfg,
-					 struct hoe_state *st, __u32 ssthresh)
-{
-	return ssthresh;
-}
-
 static __always_inline void hoe_pkts_acked(struct ca *ca, const volatile struct hoe_config *cfg,
 					   struct hoe_state *st, const struct ack_sample *s)
 {
@@ -89,8 +83,10 @@ static __always_inline void hoe_cwnd_event(struct ca *ca, const volatile struct 
 		st->done = 1;
 }
 
-static __always_inline bool hoe_in_startup(struct ca *ca, const volatile struct hoe_config *cfg,
-					   struct hoe_state *st)
-{
-	return in_slow_start(ca);
-}
+STARTUP_OPS(hoe) = {
+	.init = hoe_init,
+	.on_ack = hoe_on_ack,
+	.pkts_acked = hoe_pkts_acked,
+	.set_state = hoe_set_state,
+	.cwnd_event = hoe_cwnd_event,
+};

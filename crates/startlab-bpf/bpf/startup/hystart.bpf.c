@@ -259,12 +259,6 @@ static __always_inline __u32 hystart_on_ack(struct ca *ca, const volatile struct
 	return grow_to_ssthresh(ca, inc, acked);
 }
 
-static __always_inline __u32 hystart_on_loss(struct ca *ca, const volatile struct hystart_config *cfg,
-					     struct hystart_state *st, __u32 ssthresh)
-{
-	return ssthresh;
-}
-
 static __always_inline void hystart_pkts_acked(struct ca *ca, const volatile struct hystart_config *cfg,
 					       struct hystart_state *st, const struct ack_sample *s)
 {
@@ -325,13 +319,9 @@ static __always_inline void hystart_set_state(struct ca *ca, const volatile stru
 		hystart_reset(ca, st);
 }
 
-static __always_inline void hystart_cwnd_event(struct ca *ca, const volatile struct hystart_config *cfg,
-					       struct hystart_state *st, enum tcp_ca_event ev)
-{
-}
-
-static __always_inline bool hystart_in_startup(struct ca *ca, const volatile struct hystart_config *cfg,
-					       struct hystart_state *st)
-{
-	return in_slow_start(ca);
-}
+STARTUP_OPS(hystart) = {
+	.init = hystart_init,
+	.on_ack = hystart_on_ack,
+	.pkts_acked = hystart_pkts_acked,
+	.set_state = hystart_set_state,
+};

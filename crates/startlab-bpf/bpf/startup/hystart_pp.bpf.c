@@ -163,12 +163,6 @@ static __always_inline __u32 hystart_pp_on_ack(struct ca *ca, const volatile str
 	return 0;
 }
 
-static __always_inline __u32 hystart_pp_on_loss(struct ca *ca, const volatile struct hystart_pp_config *cfg,
-						struct hystart_pp_state *st, __u32 ssthresh)
-{
-	return ssthresh;
-}
-
 /* A loss in slow start or CSS ends HyStart++ (§4.2); after a timeout slow start is standard. */
 static __always_inline void hystart_pp_set_state(struct ca *ca, const volatile struct hystart_pp_config *cfg,
 						 struct hystart_pp_state *st, __u8 new_state)
@@ -177,13 +171,9 @@ static __always_inline void hystart_pp_set_state(struct ca *ca, const volatile s
 		st->mode = HYSTART_PP_DONE;
 }
 
-static __always_inline void hystart_pp_cwnd_event(struct ca *ca, const volatile struct hystart_pp_config *cfg,
-						  struct hystart_pp_state *st, enum tcp_ca_event ev)
-{
-}
-
-static __always_inline bool hystart_pp_in_startup(struct ca *ca, const volatile struct hystart_pp_config *cfg,
-						  struct hystart_pp_state *st)
-{
-	return in_slow_start(ca);
-}
+STARTUP_OPS(hystart_pp) = {
+	.init = hystart_pp_init,
+	.on_ack = hystart_pp_on_ack,
+	.pkts_acked = hystart_pp_pkts_acked,
+	.set_state = hystart_pp_set_state,
+};

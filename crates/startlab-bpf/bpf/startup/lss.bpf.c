@@ -29,11 +29,6 @@ struct lss_state {
 	__u32 unused;
 };
 
-static __always_inline void lss_init(struct ca *ca, const volatile struct lss_config *cfg,
-				     struct lss_state *st)
-{
-}
-
 static __always_inline __u32 lss_on_ack(struct ca *ca, const volatile struct lss_config *cfg,
 					struct lss_state *st, __u32 acked)
 {
@@ -62,29 +57,6 @@ static __always_inline __u32 lss_on_ack(struct ca *ca, const volatile struct lss
 	return 0;
 }
 
-static __always_inline __u32 lss_on_loss(struct ca *ca, const volatile struct lss_config *cfg,
-					 struct lss_state *st, __u32 ssthresh)
-{
-	return ssthresh;
-}
-
-static __always_inline void lss_pkts_acked(struct ca *ca, const volatile struct lss_config *cfg,
-					   struct lss_state *st, const struct ack_sample *s)
-{
-}
-
-static __always_inline void lss_set_state(struct ca *ca, const volatile struct lss_config *cfg,
-					  struct lss_state *st, __u8 new_state)
-{
-}
-
-static __always_inline void lss_cwnd_event(struct ca *ca, const volatile struct lss_config *cfg,
-					   struct lss_state *st, enum tcp_ca_event ev)
-{
-}
-
-static __always_inline bool lss_in_startup(struct ca *ca, const volatile struct lss_config *cfg,
-					   struct lss_state *st)
-{
-	return in_slow_start(ca);
-}
+STARTUP_OPS(lss) = {
+	.on_ack = lss_on_ack,
+};

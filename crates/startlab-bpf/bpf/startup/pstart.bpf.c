@@ -272,12 +272,6 @@ static __always_inline __u32 pstart_on_ack(struct ca *ca, const volatile struct 
 	return 0;
 }
 
-static __always_inline __u32 pstart_on_loss(struct ca *ca, const volatile struct pstart_config *cfg,
-					    struct pstart_state *st, __u32 ssthresh)
-{
-	return ssthresh;
-}
-
 static __always_inline void pstart_pkts_acked(struct ca *ca, const volatile struct pstart_config *cfg,
 					      struct pstart_state *st, const struct ack_sample *s)
 {
@@ -323,8 +317,10 @@ static __always_inline void pstart_cwnd_event(struct ca *ca, const volatile stru
 		pstart_restart(st);
 }
 
-static __always_inline bool pstart_in_startup(struct ca *ca, const volatile struct pstart_config *cfg,
-					      struct pstart_state *st)
-{
-	return in_slow_start(ca);
-}
+STARTUP_OPS(pstart) = {
+	.init = pstart_init,
+	.on_ack = pstart_on_ack,
+	.pkts_acked = pstart_pkts_acked,
+	.set_state = pstart_set_state,
+	.cwnd_event = pstart_cwnd_event,
+};

@@ -231,12 +231,6 @@ static __always_inline __u32 search_on_ack(struct ca *ca, const volatile struct 
 	return 0;
 }
 
-static __always_inline __u32 search_on_loss(struct ca *ca, const volatile struct search_config *cfg,
-					    struct search_state *st, __u32 ssthresh)
-{
-	return ssthresh;
-}
-
 static __always_inline void search_pkts_acked(struct ca *ca, const volatile struct search_config *cfg,
 					      struct search_state *st, const struct ack_sample *s)
 {
@@ -259,13 +253,9 @@ static __always_inline void search_set_state(struct ca *ca, const volatile struc
 	}
 }
 
-static __always_inline void search_cwnd_event(struct ca *ca, const volatile struct search_config *cfg,
-					      struct search_state *st, enum tcp_ca_event ev)
-{
-}
-
-static __always_inline bool search_in_startup(struct ca *ca, const volatile struct search_config *cfg,
-					      struct search_state *st)
-{
-	return in_slow_start(ca);
-}
+STARTUP_OPS(search) = {
+	.init = search_init,
+	.on_ack = search_on_ack,
+	.pkts_acked = search_pkts_acked,
+	.set_state = search_set_state,
+};

@@ -66,12 +66,6 @@ static __always_inline __u32 vegas_ss_on_ack(struct ca *ca, const volatile struc
 	return vegas_slow_grow(ca, &st->core, acked);
 }
 
-static __always_inline __u32 vegas_ss_on_loss(struct ca *ca, const volatile struct vegas_ss_config *cfg,
-					      struct vegas_ss_state *st, __u32 ssthresh)
-{
-	return ssthresh;
-}
-
 static __always_inline void vegas_ss_pkts_acked(struct ca *ca, const volatile struct vegas_ss_config *cfg,
 						struct vegas_ss_state *st, const struct ack_sample *s)
 {
@@ -97,9 +91,10 @@ static __always_inline void vegas_ss_cwnd_event(struct ca *ca, const volatile st
 	}
 }
 
-/* The model keeps the default: start-up while cwnd < ssthresh. */
-static __always_inline bool vegas_ss_in_startup(struct ca *ca, const volatile struct vegas_ss_config *cfg,
-						struct vegas_ss_state *st)
-{
-	return in_slow_start(ca);
-}
+STARTUP_OPS(vegas_ss) = {
+	.init = vegas_ss_init,
+	.on_ack = vegas_ss_on_ack,
+	.pkts_acked = vegas_ss_pkts_acked,
+	.set_state = vegas_ss_set_state,
+	.cwnd_event = vegas_ss_cwnd_event,
+};

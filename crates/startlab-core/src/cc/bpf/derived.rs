@@ -27,7 +27,7 @@ pub fn member(
 fn hstcp_table(params: &Map<String, Value>, bytes: usize) -> Result<Vec<u8>, String> {
     use crate::cc::hstcp::{Hstcp, HstcpConfig};
     const ROW: usize = 24;
-    if bytes % ROW != 0 || bytes / ROW < 2 {
+    if !bytes.is_multiple_of(ROW) || bytes / ROW < 2 {
         return Err(format!(
             "hstcp table of {bytes} bytes: expected rows of {ROW} bytes, at least 2"
         ));

@@ -71,7 +71,8 @@ pub fn configure(spec: &ControllerSpec) -> Result<Vec<u8>, ConfigError> {
     controllers.configure(spec, &SimulatorCatalogue)
 }
 
-/// A loaded object, shared by every connection that runs it (keyed by what was loaded).
+/// A loaded object, shared by every connection that runs it (keyed by what was loaded: see
+/// [`object_key`] for a user's).
 fn load(key: &str, elf: &[u8]) -> Result<Arc<Loaded>, String> {
     static CACHE: OnceLock<Mutex<HashMap<String, Arc<Loaded>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
@@ -84,6 +85,16 @@ fn load(key: &str, elf: &[u8]) -> Result<Arc<Loaded>, String> {
         .unwrap()
         .insert(key.to_string(), loaded.clone());
     Ok(loaded)
+}
+
+/// The cache key of a user's object: its content (a 64-bit hash and the length), not its path,
+/// so that a file rebuilt in place, even at the same length, is loaded again, and the same
+/// object under two names is loaded once.
+fn object_key(elf: &[u8]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    elf.hash(&mut h);
+    format!("content:{:016x}:{}", h.finish(), elf.len())
 }
 
 /// What a flow's eBPF controller is: the loaded object and its data sections as each
@@ -181,8 +192,7 @@ fn user_factory(path: &str, cc_params: &Params, startup: &str) -> Result<BpfFact
     }
     let elf = startlab_bpf::elf::read_object(path)
         .map_err(|e| refuse("cc", format!("{PREFIX}{path}: {e}")))?;
-    let loaded = load(&format!("file:{path}:{}", elf.len()), &elf)
-        .map_err(|e| refuse("cc", format!("{path}: {e}")))?;
+    let loaded = load(&object_key(&elf), &elf).map_err(|e| refuse("cc", format!("{path}: {e}")))?;
     let mut data: Vec<Vec<u8>> = loaded.data.iter().map(|d| d.bytes.clone()).collect();
     let mut hz = 1000;
     for (name, value) in cc_params {
@@ -800,7 +810,8 @@ impl CongestionControl for BpfController {
         match self.call(tcb, now, "ssthresh", &[]) {
             Some(v) if v as u32 as u64 >= INFINITE_SSTHRESH => f64::INFINITY,
             Some(v) => (v as u32) as f64,
-            // tcp_reno_ssthresh, what Linux uses when a controller has none.
+            // The program failed (one without ssthresh is refused when loaded, as Linux refuses
+            // it): tcp_reno_ssthresh.
             None => (tcb.cwnd / 2.0).floor().max(2.0),
         }
     }
@@ -852,6 +863,7 @@ impl CongestionControl for BpfController {
         let now = Time::from_nanos(self.vm.now_ns);
         match self.call(tcb, now, "undo_cwnd", &[]) {
             Some(v) => (v as u32).max(1) as f64,
+            // The program failed (undo_cwnd is required, as in Linux): tcp_reno_undo_cwnd.
             None => tcb.cwnd.max(tcb.prior_cwnd),
         }
     }
@@ -867,7 +879,7 @@ impl CongestionControl for BpfController {
             return false;
         }
         let f = layout::sock();
-        let us = |d: crate::time::Duration| (d.as_nanos() / 1000) as u64;
+        let us = |d: crate::time::Duration| d.as_nanos() / 1000;
         let r = self.vm.rate_sample();
         layout::put(r, f.rs_delivered, rs.delivered);
         layout::put(r, f.rs_interval_us, us(rs.interval));
@@ -884,5 +896,42 @@ impl CongestionControl for BpfController {
             return tcb.in_slow_start();
         }
         self.startup
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An object rebuilt in place at the same length is loaded again, not served from the cache.
+    #[test]
+    fn a_rebuilt_object_of_the_same_length_is_loaded_again() {
+        let built = Controllers::built().expect("the eBPF object is built").elf;
+        // The same object with another struct_ops name (the 16-byte `name` member).
+        let at = built
+            .windows(16)
+            .position(|w| w == b"startlab\0\0\0\0\0\0\0\0")
+            .expect("the struct_ops name");
+        let mut renamed = built.to_vec();
+        renamed[at..at + 8].copy_from_slice(b"rebuiltA");
+        let path =
+            std::env::temp_dir().join(format!("startlab-cache-{}.bpf.o", std::process::id()));
+        let name = |bytes: &[u8]| {
+            std::fs::write(&path, bytes).unwrap();
+            let f = factory(
+                path.to_str().unwrap(),
+                &Params::new(),
+                crate::cc::registry::DEFAULT_STARTUP,
+                &Params::new(),
+            )
+            .unwrap();
+            f.loaded.name.clone()
+        };
+        assert_eq!(name(built), "startlab");
+        assert_eq!(name(&renamed), "rebuiltA");
+        renamed[at..at + 8].copy_from_slice(b"rebuiltB");
+        assert_eq!(name(&renamed), "rebuiltB");
+        assert_eq!(name(built), "startlab");
+        std::fs::remove_file(&path).unwrap();
     }
 }
