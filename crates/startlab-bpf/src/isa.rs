@@ -309,7 +309,7 @@ pub fn decode(
     let fail = |k: usize, what: &str| format!("{name}: instruction {k}: {what}");
     while k < n {
         let i = insns[k];
-        // r0-r10 (§2.3 registers); r10 is the read-only frame pointer.
+        // Registers r0-r10 (§3.1); r10 is the read-only frame pointer.
         if i.dst > 10 || i.src > 10 {
             return Err(fail(k, "a register that does not exist"));
         }
