@@ -19,7 +19,7 @@ use crate::measure::recorder::{self, TcpFlowFacts};
 use crate::measure::{Flows, Recorder, Report, RunStats};
 use crate::net::{Admission, FlowId, LinkId, Network, NodeId, Packet, PacketKind, NO_ROUTE};
 use crate::rng::Rng;
-use crate::scenario::{ResolvedScenario, Traffic};
+use crate::scenario::resolved::{ResolvedScenario, Traffic};
 use crate::sim::EventQueue;
 use crate::tcp::{FlowSize, Outbox, TcpConfig, TcpReceiver, TcpSender};
 use crate::time::{Duration, Time};
