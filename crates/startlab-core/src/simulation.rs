@@ -12,7 +12,7 @@
 //! only when that deadline is earlier than the one already pending, so restarting the
 //! retransmission timer on every ACK costs nothing.
 
-use crate::cc::registry::ControllerFactory;
+use crate::cc::controller::ControllerFactory;
 use crate::cc::Phase;
 pub use crate::measure::recorder::MeasureSpec;
 use crate::measure::recorder::{self, TcpFlowFacts};

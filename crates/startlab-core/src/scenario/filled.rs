@@ -8,7 +8,8 @@
 
 use super::model::*;
 use super::units::{DurationText, Interval, Limitable, QueueLimit, RateText, SizeText, Window};
-use crate::cc::registry::{ControllerFactory, Params};
+use crate::cc::controller::ControllerFactory;
+use crate::cc::registry::Params;
 use crate::measure::recorder::MeasureSpec;
 use crate::net::{Limit, NodeId};
 use crate::time::Duration;

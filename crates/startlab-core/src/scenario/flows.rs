@@ -10,7 +10,7 @@ use super::model::*;
 use super::resolved::{Connection, FlowPlan, Traffic, UdpPlan};
 use super::units::{Limitable, Window};
 use super::{err, ScenarioError};
-use crate::cc::registry;
+use crate::cc::{controller, registry};
 use crate::net::{Network, NodeKind, NO_ROUTE};
 use crate::tcp::linux_acks::LinuxAckConfig;
 use crate::tcp::{AckPolicy, FlowSize, LossDetection, Pacing, Recovery, RtoAlgorithm, TcpConfig};
@@ -382,7 +382,7 @@ fn tcp_flow(
             merged.hz,
         );
     }
-    let factory = registry::factory(&cc, &cc_params, &startup, &startup_params)
+    let factory = controller::factory(&cc, &cc_params, &startup, &startup_params)
         .map_err(|e| err(at(&e.field), e.message))?;
     check::flow_tcp(&merged, f.tcp.as_ref(), document, &at("tcp"))?;
     Ok(TcpFlow {

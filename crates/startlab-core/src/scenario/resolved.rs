@@ -8,7 +8,7 @@
 //! links, hosts and round-trip times ([`ResolvedScenario::describe`]).
 
 use super::model::Scenario;
-use crate::cc::registry::ControllerFactory;
+use crate::cc::controller::ControllerFactory;
 use crate::measure::recorder::MeasureSpec;
 use crate::net::{LinkId, Network, NodeId, NodeKind};
 use crate::tcp::{FlowSize, TcpConfig};

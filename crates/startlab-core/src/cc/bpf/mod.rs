@@ -96,6 +96,8 @@ pub struct BpfFactory {
     code: Arc<Vec<startlab_bpf::vm::Code>>,
     /// `bpf_jiffies64` ticks per second.
     hz: u64,
+    /// A user's object as read from its file (`None` for startlab's own).
+    user_elf: Option<Arc<Vec<u8>>>,
 }
 
 impl fmt::Debug for BpfFactory {
@@ -111,6 +113,11 @@ fn refuse(field: &str, message: impl Into<String>) -> BuildError {
     }
 }
 
+/// Whether the target of `bpf:TARGET` is a user's object (a file) rather than a model's port.
+pub fn is_user_object(target: &str) -> bool {
+    target.ends_with(".o") || target.contains('/')
+}
+
 /// The factory of `cc` (`bpf:NAME` or `bpf:FILE.o`) with `startup` and the parameters.
 pub fn factory(
     cc: &str,
@@ -119,7 +126,7 @@ pub fn factory(
     startup_params: &Params,
 ) -> Result<BpfFactory, BuildError> {
     let target = cc.strip_prefix(PREFIX).unwrap_or(cc);
-    if target.ends_with(".o") || target.contains('/') {
+    if is_user_object(target) {
         return user_factory(target, cc_params, startup);
     }
     // startlab's own object, configured for the Rust model's algorithm `target`.
@@ -170,6 +177,7 @@ pub fn factory(
         data,
         code,
         hz: 1000,
+        user_elf: None,
     })
 }
 
@@ -210,12 +218,29 @@ fn user_factory(path: &str, cc_params: &Params, startup: &str) -> Result<BpfFact
         data,
         code,
         hz,
+        user_elf: Some(Arc::new(elf)),
     })
 }
 
 impl BpfFactory {
     pub fn build(&self) -> Box<dyn CongestionControl> {
         Box::new(self.controller())
+    }
+
+    /// A user's object as read from its file, and its data sections (but `.bss`) by name with
+    /// each `cc_params` entry written in: what the kernel world loads. `None` for startlab's
+    /// own object.
+    pub fn user_object(&self) -> Option<(Arc<Vec<u8>>, Vec<(String, Vec<u8>)>)> {
+        let elf = self.user_elf.clone()?;
+        let sections = self
+            .loaded
+            .data
+            .iter()
+            .zip(&self.data)
+            .filter(|(d, _)| d.name != ".bss")
+            .map(|(d, bytes)| (d.name.clone(), bytes.clone()))
+            .collect();
+        Some((elf, sections))
     }
 
     /// One connection's controller.
