@@ -377,7 +377,7 @@ fn user_object(
     if cfg.initial_ssthresh.is_finite() {
         return Err(refuse(format!("{at}.tcp.initial_ssthresh"), "a user's eBPF controller sets its own ssthresh; Linux has no other per-socket initial ssthresh"));
     }
-    let (elf, sections) = object.user_object().ok_or_else(|| {
+    let image = object.user_image().ok_or_else(|| {
         refuse(
             format!("{at}.cc"),
             format!("bpf:{path}: not a user's object"),
@@ -393,7 +393,10 @@ fn user_object(
             initial_ssthresh: None,
             initial_window: cfg.initial_window,
         },
-        image: ObjectImage { elf, sections },
+        image: ObjectImage {
+            elf: image.elf,
+            sections: image.sections,
+        },
     }))
 }
 

@@ -63,6 +63,16 @@ impl ControllerFactory {
         &self.startup
     }
 
+    /// The controller's parameters as given (with the stack's defaults).
+    pub fn cc_params(&self) -> &Params {
+        &self.cc_params
+    }
+
+    /// The start-up algorithm's parameters as given.
+    pub fn startup_params(&self) -> &Params {
+        &self.startup_params
+    }
+
     /// Every parameter of the controller and of the start-up algorithm (`None` for the
     /// controller's own), with the values they run with, by name: what the kernel world hands
     /// to its eBPF controllers. A user's object has its parameters as given.

@@ -9,7 +9,6 @@
 use super::model::*;
 use super::units::{DurationText, Interval, Limitable, QueueLimit, RateText, SizeText, Window};
 use crate::cc::controller::ControllerFactory;
-use crate::cc::registry::Params;
 use crate::measure::recorder::MeasureSpec;
 use crate::net::{Limit, NodeId};
 use crate::time::Duration;
@@ -475,17 +474,8 @@ pub struct TcpFlow {
     pub given: Option<TcpSpec>,
     /// The entry's `tcp` over the document's.
     pub tcp: FilledTcp,
-    pub controller: FilledController,
-}
-
-/// A TCP entry's algorithms as filled in, and the factory of its controllers.
-#[derive(Clone, Debug)]
-pub struct FilledController {
-    pub cc: String,
-    pub cc_params: Params,
-    pub startup: String,
-    pub startup_params: Params,
-    pub factory: ControllerFactory,
+    /// Its algorithms as filled in, checked, and the factory of its controllers.
+    pub controller: ControllerFactory,
 }
 
 /// What the UDP kinds share.
@@ -534,10 +524,10 @@ impl FilledFlow {
             f.stagger = Some(DurationText(c.stagger));
         };
         let tcp = |f: &mut FlowSpec, t: &TcpFlow| {
-            f.cc = Some(t.controller.cc.clone());
-            f.cc_params = Some(t.controller.cc_params.clone());
-            f.startup = Some(t.controller.startup.clone());
-            f.startup_params = Some(t.controller.startup_params.clone());
+            f.cc = Some(t.controller.cc().to_string());
+            f.cc_params = Some(t.controller.cc_params().clone());
+            f.startup = Some(t.controller.startup().to_string());
+            f.startup_params = Some(t.controller.startup_params().clone());
             f.tcp = t.given.clone();
         };
         let udp = |f: &mut FlowSpec, u: &UdpFlow| {

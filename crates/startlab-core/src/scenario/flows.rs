@@ -382,19 +382,13 @@ fn tcp_flow(
             merged.hz,
         );
     }
-    let factory = controller::factory(&cc, &cc_params, &startup, &startup_params)
+    let controller = controller::factory(&cc, &cc_params, &startup, &startup_params)
         .map_err(|e| err(at(&e.field), e.message))?;
     check::flow_tcp(&merged, f.tcp.as_ref(), document, &at("tcp"))?;
     Ok(TcpFlow {
         given: f.tcp.clone(),
         tcp: merged,
-        controller: FilledController {
-            cc,
-            cc_params,
-            startup,
-            startup_params,
-            factory,
-        },
+        controller,
     })
 }
 
@@ -447,7 +441,7 @@ pub fn plan(entry: usize, f: &FilledFlow) -> FlowPlan {
             Traffic::Tcp {
                 connections,
                 tcp: cfg,
-                controller: tcp.controller.factory.clone(),
+                controller: tcp.controller.clone(),
             }
         }
         FilledTraffic::Arrivals {
@@ -460,7 +454,7 @@ pub fn plan(entry: usize, f: &FilledFlow) -> FlowPlan {
             Traffic::Arrivals {
                 label,
                 tcp: cfg,
-                controller: tcp.controller.factory.clone(),
+                controller: tcp.controller.clone(),
                 mean_interarrival: *mean_interarrival,
                 start,
                 stop: Time::ZERO + *stop,
@@ -499,7 +493,7 @@ pub fn plan(entry: usize, f: &FilledFlow) -> FlowPlan {
 
 /// A TCP entry's label (its own, or its algorithms') and its engine settings.
 fn tcp_settings(f: &FilledFlow, tcp: &TcpFlow) -> (String, TcpConfig) {
-    let controller = &tcp.controller.factory;
+    let controller = &tcp.controller;
     let cfg = tcp_config(&tcp.tcp.document(), controller.default_recovery());
     let label = f.label.clone().unwrap_or_else(|| {
         if controller.startup() == registry::DEFAULT_STARTUP {

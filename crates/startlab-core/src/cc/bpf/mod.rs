@@ -222,15 +222,21 @@ fn user_factory(path: &str, cc_params: &Params, startup: &str) -> Result<BpfFact
     })
 }
 
+/// A user's object as read from its file, and its data sections (but `.bss`) by name as each
+/// connection starts them.
+pub struct UserImage {
+    pub elf: Arc<Vec<u8>>,
+    pub sections: Vec<(String, Vec<u8>)>,
+}
+
 impl BpfFactory {
     pub fn build(&self) -> Box<dyn CongestionControl> {
         Box::new(self.controller())
     }
 
-    /// A user's object as read from its file, and its data sections (but `.bss`) by name with
-    /// each `cc_params` entry written in: what the kernel world loads. `None` for startlab's
-    /// own object.
-    pub fn user_object(&self) -> Option<(Arc<Vec<u8>>, Vec<(String, Vec<u8>)>)> {
+    /// A user's object as the kernel world loads it, with each `cc_params` entry written in;
+    /// `None` for startlab's own object.
+    pub fn user_image(&self) -> Option<UserImage> {
         let elf = self.user_elf.clone()?;
         let sections = self
             .loaded
@@ -240,7 +246,7 @@ impl BpfFactory {
             .filter(|(d, _)| d.name != ".bss")
             .map(|(d, bytes)| (d.name.clone(), bytes.clone()))
             .collect();
-        Some((elf, sections))
+        Some(UserImage { elf, sections })
     }
 
     /// One connection's controller.
