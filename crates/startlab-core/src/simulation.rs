@@ -12,14 +12,14 @@
 //! only when that deadline is earlier than the one already pending, so restarting the
 //! retransmission timer on every ACK costs nothing.
 
-use crate::cc::registry::ControllerFactory;
+use crate::cc::controller::ControllerFactory;
 use crate::cc::Phase;
 pub use crate::measure::recorder::MeasureSpec;
 use crate::measure::recorder::{self, TcpFlowFacts};
 use crate::measure::{Flows, Recorder, Report, RunStats};
 use crate::net::{Admission, FlowId, LinkId, Network, NodeId, Packet, PacketKind, NO_ROUTE};
 use crate::rng::Rng;
-use crate::scenario::{ResolvedScenario, Traffic};
+use crate::scenario::resolved::{ResolvedScenario, Traffic};
 use crate::sim::EventQueue;
 use crate::tcp::{FlowSize, Outbox, TcpConfig, TcpReceiver, TcpSender};
 use crate::time::{Duration, Time};

@@ -9,7 +9,8 @@
 use crate::bpf::ObjectImage;
 use serde_json::Value;
 use startlab_bpf::{ControllerSpec, Controllers};
-use startlab_core::cc::registry::ControllerFactory;
+use startlab_core::cc::bpf::BpfFactory;
+use startlab_core::cc::controller::{Algorithm, ControllerFactory};
 use startlab_core::scenario::{ResolvedScenario, ScenarioError, Traffic};
 use startlab_core::tcp::{
     AckPolicy, FlowSize, LossDetection, Pacing, Recovery, RtoAlgorithm, Stack, TcpConfig,
@@ -282,15 +283,17 @@ fn kernel_control(
     available: &[String],
     own_initial_window: bool,
 ) -> Result<Control, ScenarioError> {
-    let (scenario_cc, startup) = (controller.cc(), controller.startup());
+    let startup = controller.startup();
     // `bpf:NAME` asks for startlab's port even where Linux has the algorithm; `bpf:FILE.o` is
     // a user's object.
-    let forced = scenario_cc.strip_prefix(startlab_core::cc::bpf::PREFIX);
-    if let Some(path) = forced.filter(|t| t.ends_with(".o") || t.contains('/')) {
-        return user_object(at, path, cc_params, cfg);
-    }
-    let cc = forced.unwrap_or(scenario_cc);
-    let linux_sender = forced.is_none()
+    let (cc, forced) = match controller.algorithm() {
+        Algorithm::UserObject { path, object } => {
+            return user_object(at, path, object, cc_params, cfg)
+        }
+        Algorithm::Port { model, .. } => (model.cc_name(), true),
+        Algorithm::Model(model) => (model.cc_name(), false),
+    };
+    let linux_sender = !forced
         && !own_initial_window
         && !cfg.initial_ssthresh.is_finite()
         && matches!(cfg.pacing, Pacing::ByController | Pacing::Linux { .. });
@@ -361,40 +364,25 @@ fn kernel_control(
 }
 
 /// A user's object (`cc = "bpf:FILE.o"`): its data sections with each `cc_params` entry written
-/// into the variable of its name, as the simulator writes them. Linux's pacing is the user's
-/// controller's business; an initial ssthresh cannot be given to it.
+/// into the variable of its name, as the simulator loaded it when the scenario was resolved.
+/// Linux's pacing is the user's controller's business; an initial ssthresh cannot be given to
+/// it.
 fn user_object(
     at: &str,
     path: &str,
+    object: &BpfFactory,
     cc_params: &[(String, Value)],
     cfg: &TcpConfig,
 ) -> Result<Control, ScenarioError> {
     if cfg.initial_ssthresh.is_finite() {
         return Err(refuse(format!("{at}.tcp.initial_ssthresh"), "a user's eBPF controller sets its own ssthresh; Linux has no other per-socket initial ssthresh"));
     }
-    let elf = startlab_bpf::elf::read_object(path)
-        .map_err(|e| refuse(format!("{at}.cc"), format!("bpf:{path}: {e}")))?;
-    let loaded = startlab_bpf::elf::Loaded::parse(&elf)
-        .map_err(|e| refuse(format!("{at}.cc"), format!("{path}: {e}")))?;
-    let mut sections: Vec<(String, Vec<u8>)> = loaded
-        .data
-        .iter()
-        .filter(|d| d.name != ".bss")
-        .map(|d| (d.name.clone(), d.bytes.clone()))
-        .collect();
-    for (name, value) in cc_params {
-        if name == "hz" {
-            continue; // the simulator's clock for bpf_jiffies64; the kernel has its own
-        }
-        let data: Vec<startlab_bpf::elf::DataSection> = loaded.data.clone();
-        let (i, (off, bytes)) =
-            startlab_bpf::config::encode_variable(&loaded.btf, &data, name, value)
-                .map_err(|e| refuse(format!("{at}.cc_params.{name}"), e))?;
-        let section = &data[i].name;
-        if let Some((_, image)) = sections.iter_mut().find(|(s, _)| s == section) {
-            image[off..off + bytes.len()].copy_from_slice(&bytes);
-        }
-    }
+    let image = object.user_image().ok_or_else(|| {
+        refuse(
+            format!("{at}.cc"),
+            format!("bpf:{path}: not a user's object"),
+        )
+    })?;
     Ok(Control::Bpf(KernelController {
         spec: ControllerSpec {
             cc: format!("bpf:{path}"),
@@ -406,8 +394,8 @@ fn user_object(
             initial_window: cfg.initial_window,
         },
         image: ObjectImage {
-            elf: Arc::new(elf),
-            sections,
+            elf: image.elf,
+            sections: image.sections,
         },
     }))
 }
@@ -501,8 +489,9 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
             available,
             own_initial_window,
         )?;
+        // startlab's object reports its phases; a user's object, the Linux controllers do not.
         let reports = match &control {
-            Control::Bpf(kc) => !kc.spec.cc.starts_with(startlab_core::cc::bpf::PREFIX),
+            Control::Bpf(_) => !matches!(controller.algorithm(), Algorithm::UserObject { .. }),
             Control::BuiltIn(..) => false,
         };
         let (kernel_cc, bpf) = match &control {

@@ -1225,7 +1225,7 @@ mod tests {
             params.insert("tcp_friendliness".into(), serde_json::json!(friendly));
             params.insert("fast_convergence".into(), serde_json::json!(fast));
             let (f, log) =
-                crate::cc::registry::factory("cubic", &params, "default", &Default::default())
+                crate::cc::controller::factory("cubic", &params, "default", &Default::default())
                     .unwrap()
                     .shadowed()
                     .unwrap();

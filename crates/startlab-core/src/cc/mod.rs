@@ -33,6 +33,7 @@ pub mod astart;
 pub mod bic;
 pub mod blast;
 pub mod bpf;
+pub mod controller;
 pub mod counting;
 pub mod cubic;
 pub mod gallop_vegas;

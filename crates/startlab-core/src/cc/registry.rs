@@ -9,7 +9,7 @@ use super::reno::{Reno, RenoConfig};
 use super::search::{Search, SearchConfig};
 use super::slow_start::{Standard, StandardConfig};
 use super::{CongestionControl, SlowStart, WithStartup};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -83,8 +83,23 @@ pub fn resolve<C: AlgorithmConfig>(params: &Params) -> Result<serde_json::Value,
     Ok(serde_json::to_value(parse::<C>(params)?).expect("config serializes"))
 }
 
-pub type BuildCc = fn(&Params) -> Result<Box<dyn CongestionControl>, ParamError>;
-pub type BuildStartup = fn(&Params) -> Result<Box<dyn SlowStart>, ParamError>;
+/// One new controller per call, all alike: a checked configuration's controller, as constructed.
+pub type MakeCc = Arc<dyn Fn() -> Box<dyn CongestionControl> + Send + Sync>;
+/// One new start-up algorithm per call, all alike.
+pub type MakeStartup = Arc<dyn Fn() -> Box<dyn SlowStart> + Send + Sync>;
+/// Checks the parameters of an algorithm and makes its configuration ready to build.
+pub type PrepareCc = fn(&Params) -> Result<MakeCc, ParamError>;
+pub type PrepareStartup = fn(&Params) -> Result<MakeStartup, ParamError>;
+
+/// The controller `c`, constructed once from its configuration, for every connection.
+fn cc_maker<C: CongestionControl + Clone + Send + Sync + 'static>(c: C) -> MakeCc {
+    Arc::new(move || Box::new(c.clone()))
+}
+
+/// The start-up algorithm `s`, constructed once from its configuration, for every connection.
+fn startup_maker<S: SlowStart + Clone + Send + Sync + 'static>(s: S) -> MakeStartup {
+    Arc::new(move || Box::new(s.clone()))
+}
 
 pub struct CcEntry {
     pub name: &'static str,
@@ -95,7 +110,7 @@ pub struct CcEntry {
     pub params: fn() -> Vec<ParamInfo>,
     /// Every parameter's value (the scenario's or the default), by name.
     pub resolve: ResolveParams,
-    pub build: BuildCc,
+    pub prepare: PrepareCc,
 }
 
 pub struct StartupEntry {
@@ -105,11 +120,11 @@ pub struct StartupEntry {
     pub params: fn() -> Vec<ParamInfo>,
     /// Every parameter's value (the scenario's or the default), by name.
     pub resolve: ResolveParams,
-    pub build: BuildStartup,
+    pub prepare: PrepareStartup,
 }
 
-fn build_reno(p: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {
-    Ok(Box::new(Reno::new(parse(p)?)))
+fn prepare_reno(p: &Params) -> Result<MakeCc, ParamError> {
+    Ok(cc_maker(Reno::new(parse(p)?)))
 }
 
 const CCS: &[CcEntry] = &[
@@ -120,7 +135,7 @@ const CCS: &[CcEntry] = &[
         recovery: "reno",
         params: param_info::<RenoConfig>,
         resolve: resolve::<RenoConfig>,
-        build: build_reno,
+        prepare: prepare_reno,
     },
     CcEntry {
         name: "newreno",
@@ -129,7 +144,7 @@ const CCS: &[CcEntry] = &[
         recovery: "newreno",
         params: param_info::<RenoConfig>,
         resolve: resolve::<RenoConfig>,
-        build: build_reno,
+        prepare: prepare_reno,
     },
     // Wang et al. 2004 (Wang et al.): Westwood+
     CcEntry {
@@ -139,7 +154,7 @@ const CCS: &[CcEntry] = &[
         recovery: "newreno",
         params: param_info::<super::westwood::WestwoodConfig>,
         resolve: resolve::<super::westwood::WestwoodConfig>,
-        build: |p| Ok(Box::new(super::westwood::Westwood::new(parse(p)?))),
+        prepare: |p| Ok(cc_maker(super::westwood::Westwood::new(parse(p)?))),
     },
     // Wang et al. 2004 / Ho et al.: Vegas
     CcEntry {
@@ -149,7 +164,7 @@ const CCS: &[CcEntry] = &[
         recovery: "newreno",
         params: param_info::<super::vegas::VegasConfig>,
         resolve: resolve::<super::vegas::VegasConfig>,
-        build: |p| Ok(Box::new(super::vegas::Vegas::new(parse(p)?))),
+        prepare: |p| Ok(cc_maker(super::vegas::Vegas::new(parse(p)?))),
     },
     // Ha 2009 (Ha): CUBIC, BIC-TCP, BLAST
     CcEntry {
@@ -159,7 +174,7 @@ const CCS: &[CcEntry] = &[
         recovery: "newreno",
         params: param_info::<super::cubic::CubicConfig>,
         resolve: resolve::<super::cubic::CubicConfig>,
-        build: |p| Ok(Box::new(super::cubic::Cubic::new(parse(p)?)?)),
+        prepare: |p| Ok(cc_maker(super::cubic::Cubic::new(parse(p)?)?)),
     },
     CcEntry {
         name: "bic",
@@ -168,7 +183,7 @@ const CCS: &[CcEntry] = &[
         recovery: "newreno",
         params: param_info::<super::bic::BicConfig>,
         resolve: resolve::<super::bic::BicConfig>,
-        build: |p| Ok(Box::new(super::bic::Bic::new(parse(p)?)?)),
+        prepare: |p| Ok(cc_maker(super::bic::Bic::new(parse(p)?)?)),
     },
     // RFC 3649: HighSpeed TCP, which Ha 2009 Figs. 5.10-5.12 compare with CUBIC and BIC-TCP
     CcEntry {
@@ -178,7 +193,7 @@ const CCS: &[CcEntry] = &[
         recovery: "newreno",
         params: param_info::<super::hstcp::HstcpConfig>,
         resolve: resolve::<super::hstcp::HstcpConfig>,
-        build: |p| Ok(Box::new(super::hstcp::Hstcp::new(parse(p)?)?)),
+        prepare: |p| Ok(cc_maker(super::hstcp::Hstcp::new(parse(p)?)?)),
     },
     CcEntry {
         name: "blast",
@@ -187,7 +202,7 @@ const CCS: &[CcEntry] = &[
         recovery: "newreno",
         params: param_info::<super::blast::BlastConfig>,
         resolve: resolve::<super::blast::BlastConfig>,
-        build: |p| Ok(Box::new(super::blast::Blast::new(parse(p)?)?)),
+        prepare: |p| Ok(cc_maker(super::blast::Blast::new(parse(p)?)?)),
     },
     // Ho et al. (Ho et al.): Gallop-Vegas
     CcEntry {
@@ -197,7 +212,7 @@ const CCS: &[CcEntry] = &[
         recovery: "newreno",
         params: param_info::<super::gallop_vegas::GallopVegasConfig>,
         resolve: resolve::<super::gallop_vegas::GallopVegasConfig>,
-        build: |p| Ok(Box::new(super::gallop_vegas::GallopVegas::new(parse(p)?))),
+        prepare: |p| Ok(cc_maker(super::gallop_vegas::GallopVegas::new(parse(p)?))),
     },
 ];
 
@@ -209,7 +224,7 @@ const STARTUPS: &[StartupEntry] = &[
         source: "RFC 5681 §3.1, RFC 3465",
         params: param_info::<StandardConfig>,
         resolve: resolve::<StandardConfig>,
-        build: |p| Ok(Box::new(Standard::new(parse(p)?))),
+        prepare: |p| Ok(startup_maker(Standard::new(parse(p)?))),
     },
     // Wang et al. 2004 (Wang et al.): Astart, Hoe's packet-pair ssthresh
     StartupEntry {
@@ -218,7 +233,7 @@ const STARTUPS: &[StartupEntry] = &[
         source: "Wang et al. 2004 §IV (Wang et al.)",
         params: param_info::<super::astart::AstartConfig>,
         resolve: resolve::<super::astart::AstartConfig>,
-        build: |p| Ok(Box::new(super::astart::Astart::new(parse(p)?))),
+        prepare: |p| Ok(startup_maker(super::astart::Astart::new(parse(p)?))),
     },
     StartupEntry {
         name: "hoe",
@@ -226,7 +241,7 @@ const STARTUPS: &[StartupEntry] = &[
         source: "Wang et al. 2004 §III.C (Hoe, SIGCOMM 1996)",
         params: param_info::<super::hoe::HoeConfig>,
         resolve: resolve::<super::hoe::HoeConfig>,
-        build: |p| Ok(Box::new(super::hoe::Hoe::new(parse(p)?))),
+        prepare: |p| Ok(startup_maker(super::hoe::Hoe::new(parse(p)?))),
     },
     // Wang et al. 2004 / Ho et al.: Vegas slow start
     StartupEntry {
@@ -235,7 +250,7 @@ const STARTUPS: &[StartupEntry] = &[
         source: "Ho et al. §2, Wang et al. 2004 §III.D",
         params: param_info::<super::vegas::VegasSsConfig>,
         resolve: resolve::<super::vegas::VegasSsConfig>,
-        build: |p| Ok(Box::new(super::vegas::VegasSlowStart::new(parse(p)?))),
+        prepare: |p| Ok(startup_maker(super::vegas::VegasSlowStart::new(parse(p)?))),
     },
     // Deng et al. (Deng et al.): P-Start
     StartupEntry {
@@ -244,7 +259,7 @@ const STARTUPS: &[StartupEntry] = &[
         source: "Deng et al. §2.2-2.3, eq. 3-4 (Deng, Chen, Zhang)",
         params: param_info::<super::pstart::PStartConfig>,
         resolve: resolve::<super::pstart::PStartConfig>,
-        build: |p| Ok(Box::new(super::pstart::PStart::new(parse(p)?))),
+        prepare: |p| Ok(startup_maker(super::pstart::PStart::new(parse(p)?))),
     },
     // Ha 2009 (Ha): HyStart
     StartupEntry {
@@ -253,7 +268,7 @@ const STARTUPS: &[StartupEntry] = &[
         source: "Ha 2009 §6.3, Fig. 6.7 (Ha); Linux net/ipv4/tcp_cubic.c (variant = \"linux\")",
         params: param_info::<super::hystart::HyStartConfig>,
         resolve: resolve::<super::hystart::HyStartConfig>,
-        build: |p| Ok(Box::new(super::hystart::HyStart::new(parse(p)?)?)),
+        prepare: |p| Ok(startup_maker(super::hystart::HyStart::new(parse(p)?)?)),
     },
     // beyond the papers: Limited Slow Start (RFC 3742), HyStart++ (RFC 9406), SEARCH
     StartupEntry {
@@ -262,7 +277,7 @@ const STARTUPS: &[StartupEntry] = &[
         source: "RFC 3742 §2 (Ha 2009 §3.2.3)",
         params: param_info::<LssConfig>,
         resolve: resolve::<LssConfig>,
-        build: |p| Ok(Box::new(LimitedSlowStart::new(parse(p)?))),
+        prepare: |p| Ok(startup_maker(LimitedSlowStart::new(parse(p)?))),
     },
     StartupEntry {
         name: "hystart++",
@@ -270,7 +285,7 @@ const STARTUPS: &[StartupEntry] = &[
         source: "RFC 9406",
         params: param_info::<HystartPpConfig>,
         resolve: resolve::<HystartPpConfig>,
-        build: |p| Ok(Box::new(HystartPp::new(parse(p)?))),
+        prepare: |p| Ok(startup_maker(HystartPp::new(parse(p)?))),
     },
     StartupEntry {
         name: "search",
@@ -278,7 +293,7 @@ const STARTUPS: &[StartupEntry] = &[
         source: "draft-chung-ccwg-search (SEARCH 3.0)",
         params: param_info::<SearchConfig>,
         resolve: resolve::<SearchConfig>,
-        build: |p| Ok(Box::new(Search::new(parse(p)?))),
+        prepare: |p| Ok(startup_maker(Search::new(parse(p)?))),
     },
 ];
 
@@ -413,6 +428,127 @@ fn names<T>(entries: &[T], name: fn(&T) -> &'static str) -> String {
         .join(", ")
 }
 
+/// A Rust model checked and ready to run: the controller `cc` with its parameters, its slow
+/// start replaced by `startup` unless that is `"default"`. Each [`Model::build`] makes one
+/// connection's controller from the configuration checked here, with no look-up and no parsing.
+#[derive(Clone)]
+pub struct Model {
+    cc: &'static CcEntry,
+    /// `None`: the controller's own slow start.
+    startup: Option<&'static StartupEntry>,
+    cc_params: Params,
+    startup_params: Params,
+    make_cc: MakeCc,
+    make_startup: Option<MakeStartup>,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Model({}, {})", self.cc.name, self.startup_name())
+    }
+}
+
+impl Model {
+    /// Checks `cc` and `startup` with their parameters.
+    pub fn new(
+        cc: &str,
+        cc_params: &Params,
+        startup: &str,
+        startup_params: &Params,
+    ) -> Result<Model, BuildError> {
+        let entry = CCS
+            .iter()
+            .find(|e| e.name == cc)
+            .ok_or_else(|| BuildError {
+                field: "cc".into(),
+                message: format!(
+                    "unknown congestion control \"{cc}\"; available: {}",
+                    names(CCS, |e| e.name)
+                ),
+            })?;
+        let make_cc = (entry.prepare)(cc_params).map_err(|e| param_field("cc_params", e))?;
+        let (startup_entry, make_startup) = if startup == DEFAULT_STARTUP {
+            if !startup_params.is_empty() {
+                return Err(BuildError {
+                    field: "startup_params".into(),
+                    message: "parameters given for the default slow start; set them in cc_params or name a startup".into(),
+                });
+            }
+            (None, None)
+        } else {
+            let s = STARTUPS
+                .iter()
+                .find(|e| e.name == startup)
+                .ok_or_else(|| BuildError {
+                    field: "startup".into(),
+                    message: format!(
+                        "unknown startup algorithm \"{startup}\"; available: \"default\", {}",
+                        names(STARTUPS, |e| e.name)
+                    ),
+                })?;
+            let make = (s.prepare)(startup_params).map_err(|e| param_field("startup_params", e))?;
+            (Some(s), Some(make))
+        };
+        Ok(Model {
+            cc: entry,
+            startup: startup_entry,
+            cc_params: cc_params.clone(),
+            startup_params: startup_params.clone(),
+            make_cc,
+            make_startup,
+        })
+    }
+
+    /// A new controller for one connection.
+    pub fn build(&self) -> Box<dyn CongestionControl> {
+        let controller = (self.make_cc)();
+        match &self.make_startup {
+            None => controller,
+            Some(make) => Box::new(WithStartup {
+                cc: controller,
+                startup: make(),
+            }),
+        }
+    }
+
+    pub fn cc_name(&self) -> &'static str {
+        self.cc.name
+    }
+
+    /// The start-up algorithm's name, `"default"` for the controller's own.
+    pub fn startup_name(&self) -> &'static str {
+        self.startup.map_or(DEFAULT_STARTUP, |s| s.name)
+    }
+
+    pub fn cc_params(&self) -> &Params {
+        &self.cc_params
+    }
+
+    pub fn startup_params(&self) -> &Params {
+        &self.startup_params
+    }
+
+    /// Every parameter of the controller and of the start-up algorithm (`None` for the
+    /// controller's own), with the values they run with, by name.
+    pub fn resolved_params(
+        &self,
+    ) -> Result<(serde_json::Value, Option<serde_json::Value>), BuildError> {
+        let c = (self.cc.resolve)(&self.cc_params).map_err(|e| param_field("cc_params", e))?;
+        let s = match self.startup {
+            Some(e) => Some(
+                (e.resolve)(&self.startup_params).map_err(|e| param_field("startup_params", e))?,
+            ),
+            None => None,
+        };
+        Ok((c, s))
+    }
+
+    /// The loss recovery the controller uses by default (`recovery = "auto"` without SACK).
+    pub fn default_recovery(&self) -> &'static str {
+        self.cc.recovery
+    }
+}
+
 /// Builds the controller of a flow: `cc` with its parameters, its slow start replaced by
 /// `startup` unless that is `"default"`.
 pub fn build(
@@ -421,41 +557,7 @@ pub fn build(
     startup: &str,
     startup_params: &Params,
 ) -> Result<Box<dyn CongestionControl>, BuildError> {
-    let entry = CCS
-        .iter()
-        .find(|e| e.name == cc)
-        .ok_or_else(|| BuildError {
-            field: "cc".into(),
-            message: format!(
-                "unknown congestion control \"{cc}\"; available: {}",
-                names(CCS, |e| e.name)
-            ),
-        })?;
-    let controller = (entry.build)(cc_params).map_err(|e| param_field("cc_params", e))?;
-    if startup == DEFAULT_STARTUP {
-        if !startup_params.is_empty() {
-            return Err(BuildError {
-                field: "startup_params".into(),
-                message: "parameters given for the default slow start; set them in cc_params or name a startup".into(),
-            });
-        }
-        return Ok(controller);
-    }
-    let s = STARTUPS
-        .iter()
-        .find(|e| e.name == startup)
-        .ok_or_else(|| BuildError {
-            field: "startup".into(),
-            message: format!(
-                "unknown startup algorithm \"{startup}\"; available: \"default\", {}",
-                names(STARTUPS, |e| e.name)
-            ),
-        })?;
-    let startup = (s.build)(startup_params).map_err(|e| param_field("startup_params", e))?;
-    Ok(Box::new(WithStartup {
-        cc: controller,
-        startup,
-    }))
+    Ok(Model::new(cc, cc_params, startup, startup_params)?.build())
 }
 
 /// The loss recovery a controller uses by default (`recovery = "auto"` without SACK).
@@ -464,6 +566,17 @@ pub fn default_recovery(cc: &str) -> &'static str {
         .find(|e| e.name == cc)
         .map(|e| e.recovery)
         .unwrap_or("newreno")
+}
+
+/// Every parameter of the Rust model `cc` (and of `startup` unless it is the default) with the
+/// value it runs with, after the same checks [`build`] makes.
+pub fn resolve_params(
+    cc: &str,
+    cc_params: &Params,
+    startup: &str,
+    startup_params: &Params,
+) -> Result<(serde_json::Value, Option<serde_json::Value>), BuildError> {
+    Model::new(cc, cc_params, startup, startup_params)?.resolved_params()
 }
 
 #[cfg(test)]
@@ -499,138 +612,4 @@ mod tests {
         assert_eq!(e.field, "cc_params");
         assert!(e.message.contains("betta"), "{}", e.message);
     }
-}
-
-/// A flow's controller, checked once when the scenario is resolved and built for every
-/// connection of the flow.
-#[derive(Clone, Debug)]
-pub struct ControllerFactory {
-    cc: String,
-    cc_params: Params,
-    startup: String,
-    startup_params: Params,
-    /// For `cc = "bpf:…"`: the eBPF object every connection runs.
-    bpf: Option<super::bpf::BpfFactory>,
-    /// For a differential run: the port compared with the model, and the log (see `shadowed`).
-    shadow: Option<(super::bpf::BpfFactory, Arc<Mutex<super::bpf::Differences>>)>,
-}
-
-impl ControllerFactory {
-    /// A new controller for one connection.
-    pub fn build(&self) -> Box<dyn CongestionControl> {
-        if let Some(b) = &self.bpf {
-            return b.build();
-        }
-        if let Some((port, log)) = &self.shadow {
-            let model = build(
-                &self.cc,
-                &self.cc_params,
-                &self.startup,
-                &self.startup_params,
-            )
-            .expect("checked by factory()");
-            return Box::new(super::bpf::Shadow::new(
-                model,
-                port.controller(),
-                log.clone(),
-            ));
-        }
-        build(
-            &self.cc,
-            &self.cc_params,
-            &self.startup,
-            &self.startup_params,
-        )
-        .expect("checked by factory()")
-    }
-    pub fn cc(&self) -> &str {
-        &self.cc
-    }
-    pub fn startup(&self) -> &str {
-        &self.startup
-    }
-    /// Every parameter of the controller and of the start-up algorithm (`None` for the
-    /// controller's own), with the values they run with, by name: what the kernel world hands
-    /// to its eBPF controllers.
-    pub fn resolved_params(&self) -> (serde_json::Value, Option<serde_json::Value>) {
-        let name = self.cc.strip_prefix(super::bpf::PREFIX).unwrap_or(&self.cc);
-        let cc = CCS
-            .iter()
-            .find(|e| e.name == name)
-            .expect("checked by factory()");
-        let cc_params = (cc.resolve)(&self.cc_params).expect("checked by factory()");
-        let startup = STARTUPS
-            .iter()
-            .find(|e| e.name == self.startup)
-            .map(|s| (s.resolve)(&self.startup_params).expect("checked by factory()"));
-        (cc_params, startup)
-    }
-    /// The loss recovery the controller uses by default (`recovery = "auto"` without SACK).
-    pub fn default_recovery(&self) -> &'static str {
-        default_recovery(self.cc.strip_prefix(super::bpf::PREFIX).unwrap_or(&self.cc))
-    }
-
-    /// The same flow with every connection running the Rust model and startlab's eBPF port of
-    /// it side by side (`cc::bpf::Shadow`): the model drives, the port is compared after every
-    /// hook, and what was found accumulates in the returned log.
-    pub fn shadowed(
-        &self,
-    ) -> Result<(ControllerFactory, Arc<Mutex<super::bpf::Differences>>), BuildError> {
-        let port = super::bpf::factory(
-            &format!("{}{}", super::bpf::PREFIX, self.cc),
-            &self.cc_params,
-            &self.startup,
-            &self.startup_params,
-        )?;
-        let log = Arc::new(Mutex::new(super::bpf::Differences::default()));
-        let mut f = self.clone();
-        f.shadow = Some((port, log.clone()));
-        Ok((f, log))
-    }
-
-    /// Whether the controller is an eBPF object run by the simulator's VM (`cc = "bpf:…"`).
-    pub fn is_bpf(&self) -> bool {
-        self.bpf.is_some()
-    }
-}
-
-/// Checks a flow's algorithm specification and returns the factory of its controllers.
-pub fn factory(
-    cc: &str,
-    cc_params: &Params,
-    startup: &str,
-    startup_params: &Params,
-) -> Result<ControllerFactory, BuildError> {
-    let bpf = if cc.starts_with(super::bpf::PREFIX) {
-        Some(super::bpf::factory(cc, cc_params, startup, startup_params)?)
-    } else {
-        build(cc, cc_params, startup, startup_params)?;
-        None
-    };
-    Ok(ControllerFactory {
-        cc: cc.to_string(),
-        cc_params: cc_params.clone(),
-        startup: startup.to_string(),
-        startup_params: startup_params.clone(),
-        bpf,
-        shadow: None,
-    })
-}
-
-/// Every parameter of the Rust model `cc` (and of `startup` unless it is the default) with the
-/// value it runs with, after the same checks [`build`] makes.
-pub fn resolve_params(
-    cc: &str,
-    cc_params: &Params,
-    startup: &str,
-    startup_params: &Params,
-) -> Result<(serde_json::Value, Option<serde_json::Value>), BuildError> {
-    build(cc, cc_params, startup, startup_params)?;
-    let entry = CCS.iter().find(|e| e.name == cc).expect("checked by build");
-    let c = (entry.resolve)(cc_params).map_err(|e| param_field("cc_params", e))?;
-    let s = match STARTUPS.iter().find(|e| e.name == startup) {
-        Some(e) => Some((e.resolve)(startup_params).map_err(|e| param_field("startup_params", e))?),
-        None => None,
-    };
-    Ok((c, s))
 }

@@ -4,7 +4,8 @@
 //! turns them into errors. They look at the resolved network and flows, so they see what the
 //! run will actually do: the access links a flow crosses, the bottleneck of its path, its RTT.
 
-use super::{ResolvedScenario, ScenarioError, Traffic};
+use super::resolved::{ResolvedScenario, Traffic};
+use super::ScenarioError;
 use crate::net::{Limit, LinkId};
 use crate::units::Rate;
 

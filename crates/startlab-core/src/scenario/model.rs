@@ -1,7 +1,8 @@
 //! The scenario file format (docs/scenario.md is its reference).
 //!
-//! Every struct denies unknown fields. Fields that have defaults are `Option`s here and are
-//! filled in by [`super::resolve`]; a resolved scenario serializes with every field present.
+//! Every struct denies unknown fields. Fields that have defaults are `Option`s here; the stages
+//! of [`super::resolve`] fill them into a [`super::filled::FilledScenario`], whose document
+//! serializes with every field present.
 //! Sections whose fields depend on a `kind` (topology, flows, queues) are flat structs checked per
 //! kind during resolution, so that errors keep their full path (`flows[2].rate`).
 

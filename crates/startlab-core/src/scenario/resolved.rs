@@ -7,8 +7,8 @@
 //! world that runs the same scenario, and so do the tools that only need to know the network's
 //! links, hosts and round-trip times ([`ResolvedScenario::describe`]).
 
-use super::Scenario;
-use crate::cc::registry::ControllerFactory;
+use super::model::Scenario;
+use crate::cc::controller::ControllerFactory;
 use crate::measure::recorder::MeasureSpec;
 use crate::net::{LinkId, Network, NodeId, NodeKind};
 use crate::tcp::{FlowSize, TcpConfig};

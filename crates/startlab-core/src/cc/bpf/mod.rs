@@ -107,6 +107,8 @@ pub struct BpfFactory {
     code: Arc<Vec<startlab_bpf::vm::Code>>,
     /// `bpf_jiffies64` ticks per second.
     hz: u64,
+    /// A user's object as read from its file (`None` for startlab's own).
+    user_elf: Option<Arc<Vec<u8>>>,
 }
 
 impl fmt::Debug for BpfFactory {
@@ -122,6 +124,11 @@ fn refuse(field: &str, message: impl Into<String>) -> BuildError {
     }
 }
 
+/// Whether the target of `bpf:TARGET` is a user's object (a file) rather than a model's port.
+pub fn is_user_object(target: &str) -> bool {
+    target.ends_with(".o") || target.contains('/')
+}
+
 /// The factory of `cc` (`bpf:NAME` or `bpf:FILE.o`) with `startup` and the parameters.
 pub fn factory(
     cc: &str,
@@ -130,7 +137,7 @@ pub fn factory(
     startup_params: &Params,
 ) -> Result<BpfFactory, BuildError> {
     let target = cc.strip_prefix(PREFIX).unwrap_or(cc);
-    if target.ends_with(".o") || target.contains('/') {
+    if is_user_object(target) {
         return user_factory(target, cc_params, startup);
     }
     // startlab's own object, configured for the Rust model's algorithm `target`.
@@ -181,6 +188,7 @@ pub fn factory(
         data,
         code,
         hz: 1000,
+        user_elf: None,
     })
 }
 
@@ -220,12 +228,35 @@ fn user_factory(path: &str, cc_params: &Params, startup: &str) -> Result<BpfFact
         data,
         code,
         hz,
+        user_elf: Some(Arc::new(elf)),
     })
+}
+
+/// A user's object as read from its file, and its data sections (but `.bss`) by name as each
+/// connection starts them.
+pub struct UserImage {
+    pub elf: Arc<Vec<u8>>,
+    pub sections: Vec<(String, Vec<u8>)>,
 }
 
 impl BpfFactory {
     pub fn build(&self) -> Box<dyn CongestionControl> {
         Box::new(self.controller())
+    }
+
+    /// A user's object as the kernel world loads it, with each `cc_params` entry written in;
+    /// `None` for startlab's own object.
+    pub fn user_image(&self) -> Option<UserImage> {
+        let elf = self.user_elf.clone()?;
+        let sections = self
+            .loaded
+            .data
+            .iter()
+            .zip(&self.data)
+            .filter(|(d, _)| d.name != ".bss")
+            .map(|(d, bytes)| (d.name.clone(), bytes.clone()))
+            .collect();
+        Some(UserImage { elf, sections })
     }
 
     /// One connection's controller.

@@ -1,0 +1,347 @@
+//! The topology: filled and checked per kind, its `BDP` limits turned into packets, and built
+//! into a [`Network`] with the run's seed.
+
+use super::check::{self, not_for};
+use super::defaults::{
+    bottleneck_defaults, default_access, fill_directions, fill_queue, merge_link,
+};
+use super::filled::*;
+use super::model::*;
+use super::resolved::Bdp;
+use super::units::QueueLimit;
+use super::{err, ScenarioError};
+use crate::net::topology::{self, DumbbellSpec, Duplex, ParkingLotSpec};
+use crate::net::{Discipline, DropTail, LinkParams, Network, Red, RedParams};
+use crate::rng::{streams, Rng};
+use crate::time::Duration;
+use crate::units::Rate;
+
+/// The most nodes a topology may have: a 10000-pair dumbbell's (the routes are nodes² entries).
+const MAX_NODES: u64 = 20_002;
+
+/// The links every kind shares, as merged onto their defaults (before each direction is filled
+/// in: a pair or hop that sets only `delay` gets that delay in both directions).
+struct Common {
+    access: LinkSpec,
+    bottleneck: LinkSpec,
+}
+
+/// Fills in and checks `[topology]`; `tcp` gives the packets that `BDP` counts.
+pub fn fill(t: &Topology, tcp: &FilledTcp) -> Result<(FilledTopology, Bdp), ScenarioError> {
+    let common = Common {
+        access: merge_link(
+            t.access.as_ref().unwrap_or(&LinkSpec::default()),
+            &default_access(),
+        ),
+        bottleneck: merge_link(&t.bottleneck, &bottleneck_defaults()),
+    };
+    let access = fill_link(&common.access, "topology.access")?;
+    let bottleneck = fill_link(&common.bottleneck, "topology.bottleneck")?;
+    let shape = match t.kind {
+        TopologyKind::Dumbbell => Shape::Dumbbell {
+            pairs: pairs(t, &common, "dumbbell")?,
+        },
+        TopologyKind::Parallel => Shape::Parallel {
+            pairs: pairs(t, &common, "parallel")?,
+        },
+        TopologyKind::ParkingLot => parking_lot(t, &common)?,
+    };
+
+    // "BDP" = bottleneck rate x reference RTT, in data packets on the wire.
+    let rtt = match t.bdp_rtt {
+        Some(d) => d.0,
+        None => first_path_rtt(&shape, &bottleneck, &access),
+    };
+    let packets = bottleneck.rate.bytes_in(rtt) as f64 / tcp.segment_bytes() as f64;
+    let filled = FilledTopology {
+        shape: shape.in_packets(packets),
+        bottleneck: bottleneck.in_packets(packets),
+        access: access.in_packets(packets),
+        bdp_rtt: rtt,
+    };
+    Ok((filled, Bdp { rtt, packets }))
+}
+
+/// A link (at `path`) merged onto its defaults: each direction filled in, checked.
+fn fill_link(l: &LinkSpec, path: &str) -> Result<FilledLink<QueueLimit>, ScenarioError> {
+    let l = fill_directions(l.clone());
+    let rate = l
+        .rate
+        .ok_or_else(|| err(format!("{path}.rate"), "required (e.g. rate = \"40Mbps\")"))?;
+    let delay = l
+        .delay
+        .ok_or_else(|| err(format!("{path}.delay"), "required (e.g. delay = \"40ms\")"))?;
+    let (loss, reverse_loss) = (l.loss.unwrap_or(0.0), l.reverse_loss.unwrap_or(0.0));
+    check::probability(loss, &format!("{path}.loss"))?;
+    check::probability(reverse_loss, &format!("{path}.reverse_loss"))?;
+    // Every link is merged onto defaults that have a queue.
+    let written = l
+        .queue
+        .as_ref()
+        .ok_or_else(|| err(format!("{path}.queue"), "required"))?;
+    let queue = filled_queue(written, &format!("{path}.queue"))?;
+    let reverse_queue = match &l.reverse_queue {
+        Some(q) => filled_queue(q, &format!("{path}.reverse_queue"))?,
+        None => queue.clone(),
+    };
+    Ok(FilledLink {
+        rate: rate.0,
+        delay: delay.0,
+        reverse_rate: l.reverse_rate.unwrap_or(rate).0,
+        reverse_delay: l.reverse_delay.unwrap_or(delay).0,
+        queue,
+        reverse_queue,
+        loss,
+        reverse_loss,
+    })
+}
+
+/// A queue as written, with its defaults, checked.
+fn filled_queue(written: &QueueSpec, path: &str) -> Result<FilledQueue<QueueLimit>, ScenarioError> {
+    let q = fill_queue(written.clone());
+    let limit = q.limit.unwrap_or(QueueLimit::Bdp(1.0));
+    let filled = match q.kind {
+        QueueKind::Droptail => FilledQueue::DropTail { limit },
+        QueueKind::Red => FilledQueue::Red {
+            limit,
+            min_th: q.min_th.unwrap_or(5.0),
+            max_th: q.max_th.unwrap_or(15.0),
+            max_p: q.max_p.unwrap_or(0.1),
+            w_q: q.w_q.unwrap_or(0.002),
+            gentle: q.gentle.unwrap_or(true),
+        },
+    };
+    check::queue(written, &filled, path)?;
+    Ok(filled)
+}
+
+/// A dumbbell's or parallel paths' pairs, each access link over `topology.access`.
+fn pairs(
+    t: &Topology,
+    common: &Common,
+    kind: &str,
+) -> Result<Vec<FilledPair<QueueLimit>>, ScenarioError> {
+    not_for("topology.hops", t.hops.is_some(), kind)?;
+    not_for("topology.long_pairs", t.long_pairs.is_some(), kind)?;
+    not_for("topology.cross_pairs", t.cross_pairs.is_some(), kind)?;
+    not_for("topology.hop", t.hop.is_some(), kind)?;
+    let pairs = t.pairs.unwrap_or(1);
+    if pairs == 0 || pairs > 10_000 {
+        return Err(err(
+            "topology.pairs",
+            format!("invalid value {pairs}: expected 1 to 10000"),
+        ));
+    }
+    let given = t.pair.clone().unwrap_or_default();
+    if given.len() > pairs as usize {
+        return Err(err(
+            "topology.pair",
+            format!("{} entries for {pairs} pairs", given.len()),
+        ));
+    }
+    (0..pairs as usize)
+        .map(|i| {
+            let p = given.get(i).cloned().unwrap_or_default();
+            let link = |l: Option<LinkSpec>, side: &str| {
+                fill_link(
+                    &merge_link(&l.unwrap_or_default(), &common.access),
+                    &format!("topology.pair[{i}].{side}"),
+                )
+            };
+            Ok(FilledPair {
+                sender_access: link(p.sender_access, "sender_access")?,
+                receiver_access: link(p.receiver_access, "receiver_access")?,
+            })
+        })
+        .collect()
+}
+
+/// A parking lot's hops, each over `topology.bottleneck`, and its pairs.
+fn parking_lot(t: &Topology, common: &Common) -> Result<Shape<QueueLimit>, ScenarioError> {
+    let kind = "parking-lot";
+    not_for("topology.pairs", t.pairs.is_some(), kind)?;
+    not_for("topology.pair", t.pair.is_some(), kind)?;
+    let hops = t.hops.ok_or_else(|| {
+        err(
+            "topology.hops",
+            "required for a parking lot (e.g. hops = 3)",
+        )
+    })?;
+    if hops == 0 || hops > 1000 {
+        return Err(err(
+            "topology.hops",
+            format!("invalid value {hops}: expected 1 to 1000"),
+        ));
+    }
+    let given = t.hop.clone().unwrap_or_default();
+    if given.len() > hops as usize {
+        return Err(err(
+            "topology.hop",
+            format!("{} entries for {hops} hops", given.len()),
+        ));
+    }
+    let hop_links = (0..hops as usize)
+        .map(|i| {
+            fill_link(
+                &merge_link(
+                    &given.get(i).cloned().unwrap_or_default(),
+                    &common.bottleneck,
+                ),
+                &format!("topology.hop[{i}]"),
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let (long_pairs, cross_pairs) = (t.long_pairs.unwrap_or(1), t.cross_pairs.unwrap_or(1));
+    for (field, n) in [("long_pairs", long_pairs), ("cross_pairs", cross_pairs)] {
+        if n > 10_000 {
+            return Err(err(
+                format!("topology.{field}"),
+                format!("invalid value {n}: expected 0 to 10000"),
+            ));
+        }
+    }
+    // Hosts: 2 per long pair, 2 per cross pair and hop; routers: hops + 1. The routes are a
+    // table of nodes² entries: keep it as large as a 10000-pair dumbbell's at most.
+    let (long_hosts, cross_hosts) = (2 * long_pairs as u64, 2 * cross_pairs as u64 * hops as u64);
+    let nodes = long_hosts + cross_hosts + hops as u64 + 1;
+    if nodes > MAX_NODES {
+        // Named: the pairs that bring the most hosts.
+        let field = if long_hosts >= cross_hosts {
+            "topology.long_pairs"
+        } else {
+            "topology.cross_pairs"
+        };
+        return Err(err(
+            field,
+            format!("{long_pairs} long pairs and {cross_pairs} cross pairs on each of {hops} hops make {nodes} nodes; at most {MAX_NODES} are allowed"),
+        ));
+    }
+    Ok(Shape::ParkingLot {
+        hops: hop_links,
+        long_pairs,
+        cross_pairs,
+    })
+}
+
+/// Round-trip propagation delay of s0 -> r0 (dumbbell) or ls0 -> lr0 (parking lot).
+fn first_path_rtt<L>(
+    shape: &Shape<L>,
+    bottleneck: &FilledLink<L>,
+    access: &FilledLink<L>,
+) -> Duration {
+    match shape {
+        Shape::Dumbbell { pairs } | Shape::Parallel { pairs } => {
+            // A dumbbell has at least one pair.
+            pairs.first().map_or(Duration::ZERO, |p| {
+                p.sender_access.round_trip()
+                    + bottleneck.round_trip()
+                    + p.receiver_access.round_trip()
+            })
+        }
+        Shape::ParkingLot { hops, .. } => hops
+            .iter()
+            .fold(access.round_trip() * 2, |acc, h| acc + h.round_trip()),
+    }
+}
+
+// ----- building ----------------------------------------------------------------------------------
+
+/// The network of a filled topology, its RED queues and lossy links seeded from `seed`.
+pub fn build(t: &FilledTopology, seed: u64) -> Network {
+    let mut streams = QueueStreams { seed, next: 0 };
+    match &t.shape {
+        Shape::Dumbbell { pairs } => {
+            topology::dumbbell(&dumbbell_spec(t, pairs, &mut streams), seed)
+        }
+        Shape::Parallel { pairs } => {
+            topology::parallel(&dumbbell_spec(t, pairs, &mut streams), seed)
+        }
+        Shape::ParkingLot {
+            hops,
+            long_pairs,
+            cross_pairs,
+        } => {
+            let spec = ParkingLotSpec {
+                hops: hops.iter().map(|h| streams.duplex(h)).collect(),
+                long_pairs: *long_pairs as usize,
+                cross_pairs: *cross_pairs as usize,
+                access: streams.duplex(&t.access),
+            };
+            topology::parking_lot(&spec, seed)
+        }
+    }
+}
+
+fn dumbbell_spec(
+    t: &FilledTopology,
+    pairs: &[FilledPair],
+    streams: &mut QueueStreams,
+) -> DumbbellSpec {
+    DumbbellSpec {
+        bottleneck: streams.duplex(&t.bottleneck),
+        sender_access: pairs
+            .iter()
+            .map(|p| streams.duplex(&p.sender_access))
+            .collect(),
+        receiver_access: pairs
+            .iter()
+            .map(|p| streams.duplex(&p.receiver_access))
+            .collect(),
+    }
+}
+
+/// The random streams of RED queues, one per queue in the order they are built.
+struct QueueStreams {
+    seed: u64,
+    next: u64,
+}
+
+impl QueueStreams {
+    /// RED's idle-time correction uses the transmission time of a typical (1000-byte) packet.
+    const TYPICAL_PACKET_BYTES: u64 = 1000;
+
+    fn duplex(&mut self, l: &FilledLink) -> Duplex {
+        Duplex {
+            forward: LinkParams {
+                rate: l.rate,
+                delay: l.delay,
+                discipline: self.discipline(&l.queue, l.rate),
+                loss: l.loss,
+            },
+            reverse: LinkParams {
+                rate: l.reverse_rate,
+                delay: l.reverse_delay,
+                discipline: self.discipline(&l.reverse_queue, l.reverse_rate),
+                loss: l.reverse_loss,
+            },
+        }
+    }
+
+    fn discipline(&mut self, q: &FilledQueue, rate: Rate) -> Discipline {
+        match *q {
+            FilledQueue::DropTail { limit } => Discipline::DropTail(DropTail { limit }),
+            FilledQueue::Red {
+                limit,
+                min_th,
+                max_th,
+                max_p,
+                w_q,
+                gentle,
+            } => {
+                self.next += 1;
+                Discipline::Red(Red::new(
+                    RedParams {
+                        limit,
+                        min_th,
+                        max_th,
+                        max_p,
+                        w_q,
+                        gentle,
+                    },
+                    rate.transmit_time(Self::TYPICAL_PACKET_BYTES),
+                    Rng::stream(self.seed, streams::QUEUE + self.next),
+                ))
+            }
+        }
+    }
+}
