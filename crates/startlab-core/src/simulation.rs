@@ -82,7 +82,7 @@ struct TcpFlow {
 enum Slot {
     Tcp(Box<TcpFlow>),
     /// A UDP source and its label.
-    Udp(UdpSource, String),
+    Udp(Box<UdpSource>, String),
 }
 
 struct Generator {
@@ -276,7 +276,7 @@ impl Simulation {
         let id = self.flows.len() as FlowId;
         let source = build(id, source_stream(self.seed, id));
         self.events.push(source.start, Event::UdpTick(id));
-        self.flows.push(Slot::Udp(source, label.into()));
+        self.flows.push(Slot::Udp(Box::new(source), label.into()));
         self.flow_drops.push(0);
         id
     }
@@ -499,13 +499,13 @@ impl Simulation {
             return;
         };
         if let Some(d) = t.sender.next_timer() {
-            if t.sender_event.map_or(true, |p| d < p) {
+            if t.sender_event.is_none_or(|p| d < p) {
                 t.sender_event = Some(d);
                 self.events.push(d, Event::SenderTimer(f));
             }
         }
         if let Some(d) = t.receiver.next_timer() {
-            if t.receiver_event.map_or(true, |p| d < p) {
+            if t.receiver_event.is_none_or(|p| d < p) {
                 t.receiver_event = Some(d);
                 self.events.push(d, Event::ReceiverTimer(f));
             }

@@ -43,7 +43,7 @@ pub fn parse_rate(text: &str) -> Result<Rate, String> {
         _ => return Err(err()),
     };
     let bps = (x * scale).round();
-    if bps < 1.0 || bps > 1e13 {
+    if !(1.0..=1e13).contains(&bps) {
         return Err(err());
     }
     Ok(Rate::from_bps(bps as u64))
@@ -63,7 +63,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         _ => return Err(err()),
     };
     let ns = (x * scale).round();
-    if ns < 0.0 || ns > 1e18 {
+    if !(0.0..=1e18).contains(&ns) {
         return Err(err());
     }
     Ok(Duration::from_nanos(ns as u64))
@@ -86,7 +86,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         _ => return Err(err()),
     };
     let b = (x * scale).round();
-    if b < 1.0 || b > 1e15 {
+    if !(1.0..=1e15).contains(&b) {
         return Err(err());
     }
     Ok(b as u64)
