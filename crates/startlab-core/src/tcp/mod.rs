@@ -11,6 +11,7 @@
 //! are due. Sequence numbers count segments, not bytes: every segment but the last of a finite
 //! flow carries `mss` bytes.
 
+mod connection;
 pub mod intervals;
 pub mod linux;
 mod ns2;

@@ -12,9 +12,14 @@ mod tests;
 
 use self::rack::Rack;
 use self::undo::LinuxUndo;
-use super::sender::{Connection, TransmitRules};
+use super::connection::{Connection, TransmitRules};
 use crate::cc::CaState;
 use crate::time::Time;
+
+/// `tcp_in_cwnd_reduction`: in CWR or Recovery.
+fn in_cwnd_reduction(c: &Connection) -> bool {
+    matches!(c.tcb.ca_state, CaState::Cwr | CaState::Recovery)
+}
 
 /// Linux's per-connection recovery state beyond the scoreboard.
 #[derive(Clone, Debug, Default)]

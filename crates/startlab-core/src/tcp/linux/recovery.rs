@@ -10,11 +10,11 @@
 
 use super::rack::ReoWndInputs;
 use super::undo::{any_retrans_done, current_ssthresh, AckFlags, Rexmit};
-use super::{LinuxRecovery, XmitTimer};
+use super::{in_cwnd_reduction, LinuxRecovery, XmitTimer};
 use crate::cc::{AckSample, CaState, CwndEvent, ExitReason, RateSample};
 use crate::net::Packet;
+use crate::tcp::connection::Connection;
 use crate::tcp::scoreboard::SegState;
-use crate::tcp::sender::Connection;
 use crate::tcp::{LossDetection, Outbox};
 use crate::time::{Duration, Time};
 
@@ -49,11 +49,6 @@ impl Delivery {
 /// `TCP_TIMEOUT_MIN`: two jiffies added to the RACK and TLP timers.
 fn two_jiffies(g: Duration) -> Duration {
     g * 2
-}
-
-/// `tcp_in_cwnd_reduction`: in CWR or Recovery.
-pub(super) fn in_cwnd_reduction(c: &Connection) -> bool {
-    matches!(c.tcb.ca_state, CaState::Cwr | CaState::Recovery)
 }
 
 impl LinuxRecovery {

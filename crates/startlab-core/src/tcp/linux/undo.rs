@@ -8,11 +8,10 @@
 //! undone when nothing retransmitted was needed: every retransmission D-SACKed, or an ACK
 //! echoing a timestamp older than the first retransmission.
 
-use super::recovery::in_cwnd_reduction;
-use super::LinuxRecovery;
+use super::{in_cwnd_reduction, LinuxRecovery};
 use crate::cc::CaState;
 use crate::net::Packet;
-use crate::tcp::sender::Connection;
+use crate::tcp::connection::Connection;
 use crate::time::Time;
 
 /// Linux's undo state (`undo_marker`, `undo_retrans`, `retrans_stamp`, `prior_ssthresh`,

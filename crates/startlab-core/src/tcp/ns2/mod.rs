@@ -2,8 +2,8 @@
 //! RFC 6582 NewReno) or on a SACK scoreboard (RFC 6675), the RFC 6298 retransmission timer,
 //! and Eifel undo of a spurious retransmission (RFC 3522).
 
+use super::connection::{Connection, TransmitRules};
 use super::scoreboard::SegState;
-use super::sender::{Connection, TransmitRules};
 use super::{Outbox, Pacing, Recovery};
 use crate::cc::{AckSample, CaState, CwndEvent, ExitReason, RateSample};
 use crate::net::Packet;

@@ -4,6 +4,7 @@
 use super::*;
 use crate::cc::reno::{Reno, RenoConfig};
 use crate::cc::{Ack, RateSample};
+use crate::net::SackBlocks;
 use crate::units::Rate;
 
 /// A controller that paces at a fixed rate and keeps cwnd at 10 through `cong_control`.

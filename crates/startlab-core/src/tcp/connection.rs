@@ -1,0 +1,324 @@
+//! What both TCP stacks share on the sending side: the connection's window, scoreboard, RTT
+//! estimator, retransmission timer, pacing, handshake and transmission ([`Connection`]), and
+//! what its transmission path leaves to the stack ([`TransmitRules`]). It imports neither stack:
+//! the stacks (`tcp/ns2`, `tcp/linux`) build on it, and [`super::sender`] holds one of them.
+//!
+//! Accounting follows Linux `tcp_packets_in_flight` and RFC 6675's pipe:
+//! `in_flight = packets_out - sacked_out - lost_out + retrans_out`, with `packets_out =
+//! high_tx - snd_una`. With Reno and NewReno recovery nothing is SACKed, so `in_flight` is the
+//! RFC 5681 FlightSize and fast recovery inflates cwnd by one segment per duplicate ACK; with SACK
+//! recovery cwnd is not inflated and the pipe shrinks as segments are SACKed or deemed lost.
+
+use super::pacer::{pacing_rate, Pacer, Window};
+use super::rtt::RttEstimator;
+use super::scoreboard::{Scoreboard, SegState};
+use super::{FlowSize, Outbox, Pacing, TcpConfig};
+use crate::cc::{Ack, CaState, CongestionControl, ExitReason, Tcb};
+use crate::net::{FlowId, NodeId, Packet, PacketKind, SackBlocks};
+use crate::time::{Duration, Time};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(in crate::tcp) enum ConnState {
+    NotStarted,
+    SynSent,
+    Established,
+    Done,
+}
+
+/// Counters of one connection.
+#[derive(Clone, Debug, Default)]
+pub struct SenderStats {
+    /// Data segments sent, retransmissions included.
+    pub sent_packets: u64,
+    pub retransmissions: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    /// Window reductions undone because the retransmission was spurious.
+    pub undos: u64,
+}
+
+/// The end of the first slow start.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct SlowStartExit {
+    pub time: Time,
+    /// cwnd when slow start ended (before any reduction), segments.
+    pub cwnd: f64,
+    pub reason: ExitReason,
+}
+
+/// The largest congestion window the sender uses, in segments (Linux has `snd_cwnd_clamp`;
+/// tcp_cubic.c: "designed and tested for cwnd < 1 million packets"). It bounds the memory of
+/// the scoreboard and of the queues, whatever a controller's parameters make of cwnd.
+pub const CWND_CLAMP_SEGMENTS: f64 = (1 << 20) as f64;
+
+/// What the shared transmission path leaves to the stack.
+pub(in crate::tcp) trait TransmitRules {
+    /// Lost segments may go before new data (not in F-RTO's new-data round, `REXMIT_NEW`).
+    fn may_retransmit(&self) -> bool;
+    /// A segment has just been sent, `new_data` or a retransmission, with `prior_packets` out
+    /// before it: the stack's timer rule and counters.
+    fn on_transmit(&mut self, c: &mut Connection, now: Time, new_data: bool, prior_packets: u32);
+    /// The first unacknowledged segment went again within the window.
+    fn on_head_retransmitted(&mut self, c: &mut Connection, now: Time);
+    /// New data went in this round of [`Connection::try_send`].
+    fn on_new_data_sent(&mut self, c: &mut Connection, now: Time);
+}
+
+/// The state both stacks share.
+#[derive(Debug)]
+pub(in crate::tcp) struct Connection {
+    pub flow: FlowId,
+    pub node: NodeId,
+    pub peer: NodeId,
+    pub cfg: TcpConfig,
+    pub size: FlowSize,
+    pub tcb: Tcb,
+    pub cc: Box<dyn CongestionControl>,
+    pub state: ConnState,
+    /// What is known of every segment between `snd_una` and `high_tx`.
+    pub board: Scoreboard,
+    pub rtt: RttEstimator,
+    pub rto_deadline: Option<Time>,
+    pub pacer: Pacer,
+    pub syn_sent_at: Option<Time>,
+    pub syn_retransmitted: bool,
+    pub delivered_time: Time,
+    pub start_time: Time,
+    pub stats: SenderStats,
+    /// When the last segment of a finite flow was acknowledged.
+    pub completed_at: Option<Time>,
+    /// When the application closed the connection before it completed ([`TcpSender::stop`]).
+    pub stopped_at: Option<Time>,
+    pub ss_exit: Option<SlowStartExit>,
+    /// Set when the segments acked by the last ACK included retransmissions (for tests / traces).
+    pub last_rtt_sample: Option<Duration>,
+}
+
+impl Connection {
+    // ----- observation -------------------------------------------------------------------
+
+    pub fn packets_out(&self) -> u32 {
+        self.tcb.high_tx - self.tcb.snd_una
+    }
+
+    /// DupThresh of RFC 6675's IsLost, within the three SACKed segments the scoreboard keeps.
+    pub fn dupthresh(&self) -> usize {
+        self.cfg.dupack_threshold.clamp(1, 3) as usize
+    }
+
+    /// Segments in the network (see the module docs).
+    pub fn in_flight(&self) -> u32 {
+        self.board.in_flight(self.packets_out())
+    }
+
+    // ----- events --------------------------------------------------------------------------
+
+    pub fn take_rtt_sample(&mut self, r: Duration) {
+        // RFC 6298, or Linux's estimator when configured (the handshake's sample too).
+        self.rtt
+            .on_sample_linux(r, self.tcb.snd_una, self.tcb.high_tx);
+        self.tcb.srtt = self.rtt.srtt();
+        self.tcb.latest_rtt = Some(r);
+        self.tcb.min_rtt = Some(self.tcb.min_rtt.map_or(r, |m| m.min(r)));
+        self.last_rtt_sample = Some(r);
+    }
+
+    /// Sets the pacing rate of the `Window` and `Linux` modes from cwnd and srtt.
+    pub fn update_pacing(&mut self) {
+        let Some(srtt) = self.rtt.srtt() else { return };
+        let window = Window {
+            cwnd: self.tcb.cwnd,
+            ssthresh: self.tcb.ssthresh,
+            packets_out: self.packets_out(),
+            wire_bytes: self.tcb.wire_bytes,
+        };
+        if let Some(rate) = pacing_rate(self.cfg.pacing, window, srtt) {
+            self.tcb.pacing_rate = Some(rate);
+        }
+    }
+
+    pub fn finish(&mut self, now: Time) {
+        self.state = ConnState::Done;
+        self.completed_at = Some(now);
+        self.rto_deadline = None;
+        self.pacer.stop();
+        self.tcb.in_flight = 0;
+    }
+
+    /// The controller's window growth for an ACK for `ack` that delivered `delivered` segments.
+    pub fn cong_avoid(&mut self, delivered: u32, ack: u32, now: Time) {
+        let ack = Ack {
+            acked: delivered,
+            ack_seq: ack,
+        };
+        self.cc.cong_avoid(&mut self.tcb, &ack, now);
+    }
+
+    pub fn set_ca_state(&mut self, new: CaState, now: Time) {
+        if new != self.tcb.ca_state {
+            self.cc.set_state(&mut self.tcb, new, now);
+            self.tcb.ca_state = new;
+        }
+    }
+
+    pub fn note_slow_start_exit(&mut self, now: Time, reason: ExitReason) {
+        if self.ss_exit.is_none() {
+            let reason = self.tcb.exit_reason_hint.take().unwrap_or(reason);
+            self.ss_exit = Some(SlowStartExit {
+                time: now,
+                cwnd: self.tcb.cwnd,
+                reason,
+            });
+        }
+    }
+
+    // ----- transmission --------------------------------------------------------------------
+
+    /// The next segment to send: a lost segment not yet retransmitted (lowest first, RFC 6675
+    /// NextSeg rule 1), else new data if the receiver's window allows (rule 2).
+    fn next_segment(&mut self, may_retransmit: bool) -> Option<u32> {
+        if self.board.lost_out > self.board.retrans_out && may_retransmit {
+            self.board.retx_hint = self.board.retx_hint.max(self.tcb.snd_una);
+            while self.board.retx_hint < self.tcb.high_tx {
+                let s = &self.board.segs[(self.board.retx_hint - self.tcb.snd_una) as usize];
+                if s.lost && !s.retx_in_flight && !s.sacked {
+                    return Some(self.board.retx_hint);
+                }
+                self.board.retx_hint += 1;
+            }
+        }
+        let new = self.tcb.high_tx;
+        (new < self.size.segments && self.packets_out() < self.tcb.rwnd).then_some(new)
+    }
+
+    /// Sends what the window, the receiver's window and the pacer allow, retransmissions first.
+    pub fn try_send<S: TransmitRules>(&mut self, stack: &mut S, now: Time, out: &mut Outbox) {
+        if self.state != ConnState::Established {
+            return;
+        }
+        // Whatever a controller computed, the window stays within what a run can hold.
+        self.tcb.cwnd = self.tcb.cwnd.min(CWND_CLAMP_SEGMENTS);
+        let mut sent_new = false;
+        loop {
+            let cwnd = self.tcb.cwnd.floor().max(0.0) as u32;
+            if self.in_flight() >= cwnd {
+                self.tcb.cwnd_limited = true;
+                break;
+            }
+            let Some(seq) = self.next_segment(stack.may_retransmit()) else {
+                // Out of data, or held back by the receiver's window.
+                self.tcb.cwnd_limited = false;
+                break;
+            };
+            if self.pacer.hold(now, self.tcb.pacing_rate) {
+                break;
+            }
+            let head_again = seq == self.tcb.snd_una && seq < self.tcb.high_tx;
+            self.transmit(stack, seq, now, out, false);
+            sent_new |= seq + 1 == self.tcb.high_tx;
+            if head_again {
+                stack.on_head_retransmitted(self, now);
+            }
+        }
+        self.tcb.in_flight = self.in_flight();
+        if sent_new {
+            stack.on_new_data_sent(self, now);
+        }
+    }
+
+    pub fn retransmit_now<S: TransmitRules>(
+        &mut self,
+        stack: &mut S,
+        seq: u32,
+        now: Time,
+        out: &mut Outbox,
+    ) {
+        self.transmit(stack, seq, now, out, true);
+        self.tcb.in_flight = self.in_flight();
+    }
+
+    /// Sends segment `seq`. Only fast retransmits, partial-ACK and timeout retransmissions are
+    /// `forced` past the window; everything else must fit in it.
+    pub fn transmit<S: TransmitRules>(
+        &mut self,
+        stack: &mut S,
+        seq: u32,
+        now: Time,
+        out: &mut Outbox,
+        forced: bool,
+    ) {
+        // The receive window limits new data only: a lost segment below high_tx may go again
+        // when packets_out has reached rwnd.
+        debug_assert!(
+            forced
+                || (self.in_flight() < (self.tcb.cwnd.floor() as u32).max(1)
+                    && (seq < self.tcb.high_tx || self.packets_out() < self.tcb.rwnd)),
+            "window exceeded: in_flight {} cwnd {} rwnd {}",
+            self.in_flight(),
+            self.tcb.cwnd,
+            self.tcb.rwnd
+        );
+        let (new_data, prior_packets) = (seq == self.tcb.high_tx, self.packets_out());
+        let fresh = SegState {
+            sent_at: now,
+            delivered_at_send: self.tcb.delivered,
+            delivered_time_at_send: self.delivered_time,
+            sacked: false,
+            lost: false,
+            retx_in_flight: false,
+            retransmitted: false,
+        };
+        if new_data {
+            self.board.segs.push_back(fresh);
+            self.tcb.high_tx += 1;
+        } else {
+            let s = &mut self.board.segs[(seq - self.tcb.snd_una) as usize];
+            if s.lost && !s.retx_in_flight {
+                s.retx_in_flight = true;
+                self.board.retrans_out += 1;
+            }
+            s.retransmitted = true;
+            s.sent_at = now;
+            s.delivered_at_send = fresh.delivered_at_send;
+            s.delivered_time_at_send = fresh.delivered_time_at_send;
+            self.stats.retransmissions += 1;
+        }
+        self.stats.sent_packets += 1;
+        let payload = self.size.payload(seq, self.cfg.mss_bytes);
+        let wire_bytes = payload + self.cfg.header_bytes;
+        // Linux's internal pacing leaves a connection's first 10 data segments unpaced
+        // (tcp_update_skb_after_send: "Original sch_fq does not pace first 10 MSS").
+        let unpaced_start =
+            matches!(self.cfg.pacing, Pacing::Linux { .. }) && self.stats.sent_packets <= 10;
+        if !unpaced_start {
+            self.pacer
+                .on_transmit(now, self.tcb.pacing_rate, wire_bytes as u64);
+        }
+        stack.on_transmit(self, now, new_data, prior_packets);
+        out.packets.push(Packet {
+            flow: self.flow,
+            src: self.node,
+            dst: self.peer,
+            wire_bytes,
+            kind: PacketKind::Data,
+            seq,
+            rwnd_segments: 0,
+            ts: now,
+            sack: SackBlocks::default(),
+        });
+    }
+
+    pub fn control(&self, kind: PacketKind) -> Packet {
+        Packet {
+            flow: self.flow,
+            src: self.node,
+            dst: self.peer,
+            wire_bytes: self.cfg.ack_bytes,
+            kind,
+            seq: 0,
+            rwnd_segments: 0,
+            ts: Time::ZERO,
+            sack: SackBlocks::default(),
+        }
+    }
+}
