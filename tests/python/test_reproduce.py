@@ -121,3 +121,9 @@ def test_a_claim_can_expect_another_verdict_from_the_quick_version(tmp_path: Pat
     )
     with pytest.raises(ExperimentError, match=r"claims\[0\]\.expect_quick: 'maybe'"):
         load_experiment(bad)
+
+
+def test_a_folder_without_experiments_is_refused_with_where_they_come_from(tmp_path: Path) -> None:
+    (tmp_path / "paper").mkdir()
+    with pytest.raises(ExperimentError, match=r"no experiments in .*--experiments-dir"):
+        find_experiments(tmp_path)

@@ -256,6 +256,11 @@ def find_experiments(root: str | Path, selection: Sequence[str] = ()) -> list[Ex
         (p for p in root.glob("*/*.toml") if not p.parent.name.startswith(("_", "."))),
         key=_natural,
     )
+    if not files:
+        raise ExperimentError(
+            f"no experiments in {root}: expected PAPER/EXPERIMENT.toml files; they come with "
+            "startlab's source tree (reproduce/): run from a checkout or give --experiments-dir"
+        )
     experiments = [load_experiment(p) for p in files]
     if not selection:
         return experiments
