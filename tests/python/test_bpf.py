@@ -81,6 +81,39 @@ def test_a_users_controller_runs_from_the_command_line(cli: Cli, tmp_path: Path)
     assert flows["ss_exit_reason"][0] == "loss"
 
 
+def compile_object(source: Path, obj: Path) -> Path:
+    clang = shutil.which("clang")
+    assert clang, "clang is installed by make setup"
+    subprocess.run(
+        [clang, "-g", "-O2", "-target", "bpf", "-D__TARGET_ARCH_x86", "-I/usr/include/bpf", "-c"]
+        + [str(source), "-o", str(obj)],
+        check=True,
+    )
+    return obj
+
+
+def test_a_controller_of_kernel_functions_alone_runs_as_the_reno_it_calls(tmp_path: Path) -> None:
+    """An object that reads no socket field has no CO-RE record (an empty subsection of
+    .BTF.ext). Made of tcp_reno_ssthresh, tcp_reno_cong_avoid and tcp_reno_undo_cwnd, it must
+    behave exactly as the Rust Reno with Linux's counting, losses included."""
+    obj = compile_object(ROOT / "tests" / "python" / "bpf" / "kfunc_reno.bpf.c", tmp_path / "k.o")
+    lossy = document({})
+    lossy["duration"] = "5s"
+    lossy["topology"]["bottleneck"]["queue"] = {"kind": "droptail", "limit": "0.25BDP"}
+    lossy["tcp"]["initial_ssthresh"] = "unlimited"
+    runs = {}
+    for name, flow in [
+        ("object", {"cc": {"bpf": str(obj)}}),
+        ("model", {"cc": "reno", "cc_params": {"counting": "linux"}}),
+    ]:
+        runs[name] = startlab.run({**lossy, "flows": [{**lossy["flows"][0], **flow}]})
+    port, model = runs["object"], runs["model"]
+    assert model.flows["retransmissions"][0] > 0, "the path must lose packets"
+    for column in ("delivered_bytes", "retransmissions", "ss_exit_ns", "ss_exit_cwnd"):
+        assert port.flows[column][0] == model.flows[column][0], column
+    assert port.flow_series["cwnd"].equals(model.flow_series["cwnd"])
+
+
 @pytest.mark.parametrize(
     ("flow", "message"),
     [

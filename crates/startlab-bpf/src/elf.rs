@@ -340,6 +340,11 @@ fn core_relocations(
         return Ok(fixes); // no CO-RE relocations in this version of the header
     }
     let (off, len) = (u32_at(24)? as usize, u32_at(28)? as usize);
+    if len == 0 {
+        // An object that reads no field through CO-RE has an empty subsection: not even the
+        // record size that would open it (libbpf's btf_ext__new skips it the same way).
+        return Ok(fixes);
+    }
     let start = hdr_len + off;
     let rec_size = u32_at(start)? as usize;
     if rec_size < 16 {

@@ -853,6 +853,11 @@ impl CongestionControl for BpfController {
     }
 
     fn set_state(&mut self, tcb: &mut Tcb, state: CaState, now: Time) {
+        // The stack's own write before the hook: tcp_init_cwnd_reduction (CWR, Recovery) and
+        // tcp_enter_loss zero snd_cwnd_cnt, which tcp_cong_avoid_ai counts in.
+        if matches!(state, CaState::Cwr | CaState::Recovery | CaState::Loss) {
+            layout::put(self.vm.sock(), layout::sock().snd_cwnd_cnt, 0);
+        }
         self.call(tcb, now, "set_state", &[ca_state(state)]);
     }
 

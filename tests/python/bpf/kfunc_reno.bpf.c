@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reno made of Linux's exported functions alone (tcp_reno_ssthresh, tcp_reno_cong_avoid,
+ * tcp_reno_undo_cwnd), as a user writes it: it reads no field of the socket, so the object
+ * carries no CO-RE relocation and its .BTF.ext has none.
+ */
+
+/* The integer types libbpf's headers use (vmlinux.h or linux/types.h would give them too). */
+typedef unsigned char __u8;
+typedef unsigned short __u16;
+typedef unsigned int __u32;
+typedef unsigned long long __u64;
+typedef signed char __s8;
+typedef short __s16;
+typedef int __s32;
+typedef long long __s64;
+typedef __u16 __be16;
+typedef __u32 __be32;
+typedef __u32 __wsum;
+
+#include <bpf_helpers.h>
+#include <bpf_tracing.h>
+
+struct sock;
+
+struct tcp_congestion_ops {
+	__u32 (*ssthresh)(struct sock *sk);
+	void (*cong_avoid)(struct sock *sk, __u32 ack, __u32 acked);
+	__u32 (*undo_cwnd)(struct sock *sk);
+	char name[16];
+} __attribute__((preserve_access_index));
+
+extern __u32 tcp_reno_ssthresh(struct sock *sk) __attribute__((section(".ksyms")));
+extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __attribute__((section(".ksyms")));
+extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __attribute__((section(".ksyms")));
+
+char _license[] SEC("license") = "GPL";
+
+SEC("struct_ops")
+__u32 BPF_PROG(kreno_ssthresh, struct sock *sk)
+{
+	return tcp_reno_ssthresh(sk);
+}
+
+SEC("struct_ops")
+void BPF_PROG(kreno_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	tcp_reno_cong_avoid(sk, ack, acked);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(kreno_undo_cwnd, struct sock *sk)
+{
+	return tcp_reno_undo_cwnd(sk);
+}
+
+SEC(".struct_ops.link")
+struct tcp_congestion_ops kreno = {
+	.ssthresh = (void *)kreno_ssthresh,
+	.cong_avoid = (void *)kreno_cong_avoid,
+	.undo_cwnd = (void *)kreno_undo_cwnd,
+	.name = "kreno",
+};
