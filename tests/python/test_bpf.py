@@ -81,14 +81,15 @@ def test_a_users_controller_runs_from_the_command_line(cli: Cli, tmp_path: Path)
     assert flows["ss_exit_reason"][0] == "loss"
 
 
+BPF_FLAGS = ("-g", "-O2", "-target", "bpf", "-D__TARGET_ARCH_x86", "-I/usr/include/bpf")
+"""How a user compiles a controller (docs/bpf.md)."""
+
+
 def compile_object(source: Path, obj: Path) -> Path:
+    """``source`` compiled with clang into ``obj``."""
     clang = shutil.which("clang")
     assert clang, "clang is installed by make setup"
-    subprocess.run(
-        [clang, "-g", "-O2", "-target", "bpf", "-D__TARGET_ARCH_x86", "-I/usr/include/bpf", "-c"]
-        + [str(source), "-o", str(obj)],
-        check=True,
-    )
+    subprocess.run([clang, *BPF_FLAGS, "-c", str(source), "-o", str(obj)], check=True)
     return obj
 
 

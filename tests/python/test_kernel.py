@@ -21,6 +21,7 @@ import tomli_w
 import startlab
 import startlab.kernel
 from support import ROOT
+from test_bpf import compile_object
 
 CUBIC_PARAMS = Path("/sys/module/tcp_cubic/parameters")
 
@@ -231,6 +232,27 @@ def test_every_built_in_controller_runs_and_reports_its_exit(
     assert conn["paced"] is False, "nothing of the namespace's default controller was inherited"
     assert conn["rwnd_limited_ns"] < 20e6, conn
     assert conn["sndbuf_limited_ns"] < 20e6, conn
+
+
+@pytest.mark.kernel
+def test_a_users_object_of_kernel_functions_alone_registers_and_runs_in_the_kernel(
+    tmp_path: Path, kernel_world: None
+) -> None:
+    # No CO-RE relocation in it (.BTF.ext's subsection is empty); the kernel resolves its
+    # tcp_reno_* against vmlinux. The simulator runs the same object (test_bpf.py).
+    source = ROOT / "tests" / "python" / "bpf" / "kfunc_reno.bpf.c"
+    obj = compile_object(source, tmp_path / "kfunc_reno.bpf.o")
+    path = scenario(
+        tmp_path / "kfunc.toml",
+        [{"cc": {"bpf": str(obj)}}],
+        topology=HUNDRED_MBIT_40MS,
+        duration="3s",
+    )
+    result = startlab.kernel.run(path)
+    row = result.flows.row(0, named=True)
+    assert row["cc"] == f"bpf:{obj}"
+    assert row["delivered_bytes"] > 0
+    assert row["ss_exit_reason"] in {"loss", "timeout"}, row
 
 
 @pytest.mark.kernel

@@ -21,7 +21,9 @@ typedef __u32 __wsum;
 #include <bpf_helpers.h>
 #include <bpf_tracing.h>
 
-struct sock;
+/* Linux's socket, of which this controller reads nothing. */
+struct sock {
+} __attribute__((preserve_access_index));
 
 struct tcp_congestion_ops {
 	__u32 (*ssthresh)(struct sock *sk);
