@@ -88,7 +88,7 @@ fn facts_dict<'py>(py: Python<'py>, f: &KernelFacts) -> PyResult<Bound<'py, PyDi
 /// ``KeyboardInterrupt`` when interrupted (after removing what it created).
 #[pyfunction]
 #[pyo3(signature = (scenario_json, realtime_priority = Some(50), spin_us = 30, ping = None))]
-fn kernel_run<'py>(
+pub(crate) fn kernel_run<'py>(
     py: Python<'py>,
     scenario_json: &str,
     realtime_priority: Option<i32>,
@@ -146,7 +146,7 @@ fn kernel_run<'py>(
 /// Checks a scenario (JSON text) against what this kernel can run, without running it: raises
 /// ``ValueError`` naming the first field it cannot honour.
 #[pyfunction]
-fn kernel_plan(scenario_json: &str) -> PyResult<Vec<String>> {
+pub(crate) fn kernel_plan(scenario_json: &str) -> PyResult<Vec<String>> {
     let s = scenario::from_json(scenario_json).map_err(scenario_error)?;
     let resolved = scenario::resolve(&s).map_err(scenario_error)?;
     let available = run::available_controls();
@@ -158,7 +158,7 @@ fn kernel_plan(scenario_json: &str) -> PyResult<Vec<String>> {
 /// What runs each flow entry's connections in the kernel: one line per entry, naming Linux's
 /// built-in controller or startlab's eBPF port and what it is configured with.
 #[pyfunction]
-fn kernel_controls(scenario_json: &str) -> PyResult<Vec<String>> {
+pub(crate) fn kernel_controls(scenario_json: &str) -> PyResult<Vec<String>> {
     let s = scenario::from_json(scenario_json).map_err(scenario_error)?;
     let resolved = scenario::resolve(&s).map_err(scenario_error)?;
     let available = run::available_controls();
@@ -194,23 +194,14 @@ fn kernel_controls(scenario_json: &str) -> PyResult<Vec<String>> {
 
 /// What the machine lacks for the kernel world, or ``None``.
 #[pyfunction]
-fn kernel_preflight() -> Option<String> {
+pub(crate) fn kernel_preflight() -> Option<String> {
     run::preflight().err().map(|e| e.to_string())
 }
 
 /// Removes what killed kernel runs left (namespaces, trace instances, changed module
 /// parameters); returns what was removed. Refused while a run holds the machine.
 #[pyfunction]
-fn kernel_clean() -> PyResult<Vec<String>> {
+pub(crate) fn kernel_clean() -> PyResult<Vec<String>> {
     run::preflight().map_err(|e| KernelUnavailable::new_err(e.to_string()))?;
     run::clean().map_err(|e| KernelUnavailable::new_err(e.to_string()))
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(kernel_run, m)?)?;
-    m.add_function(wrap_pyfunction!(kernel_plan, m)?)?;
-    m.add_function(wrap_pyfunction!(kernel_controls, m)?)?;
-    m.add_function(wrap_pyfunction!(kernel_preflight, m)?)?;
-    m.add_function(wrap_pyfunction!(kernel_clean, m)?)?;
-    Ok(())
 }

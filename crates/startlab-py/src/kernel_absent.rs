@@ -17,7 +17,7 @@ fn absent<T>() -> PyResult<T> {
 
 #[pyfunction]
 #[pyo3(signature = (scenario_json, realtime_priority = Some(50), spin_us = 30, ping = None))]
-fn kernel_run(
+pub(crate) fn kernel_run(
     scenario_json: &str,
     realtime_priority: Option<i32>,
     spin_us: u64,
@@ -28,32 +28,23 @@ fn kernel_run(
 }
 
 #[pyfunction]
-fn kernel_plan(scenario_json: &str) -> PyResult<Vec<String>> {
+pub(crate) fn kernel_plan(scenario_json: &str) -> PyResult<Vec<String>> {
     let _ = scenario_json;
     absent()
 }
 
 #[pyfunction]
-fn kernel_controls(scenario_json: &str) -> PyResult<Vec<String>> {
+pub(crate) fn kernel_controls(scenario_json: &str) -> PyResult<Vec<String>> {
     let _ = scenario_json;
     absent()
 }
 
 #[pyfunction]
-fn kernel_preflight() -> Option<String> {
+pub(crate) fn kernel_preflight() -> Option<String> {
     Some(ABSENT.to_string())
 }
 
 #[pyfunction]
-fn kernel_clean() -> PyResult<Vec<String>> {
+pub(crate) fn kernel_clean() -> PyResult<Vec<String>> {
     absent()
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(kernel_run, m)?)?;
-    m.add_function(wrap_pyfunction!(kernel_plan, m)?)?;
-    m.add_function(wrap_pyfunction!(kernel_controls, m)?)?;
-    m.add_function(wrap_pyfunction!(kernel_preflight, m)?)?;
-    m.add_function(wrap_pyfunction!(kernel_clean, m)?)?;
-    Ok(())
 }

@@ -99,12 +99,15 @@ impl ControllerFactory {
     /// it side by side (`cc::bpf::Shadow`): the model drives, the port is compared after every
     /// hook, and what was found accumulates in the returned log.
     pub fn shadowed(&self) -> Result<(ControllerFactory, Arc<Mutex<Differences>>), BuildError> {
-        let port = bpf::factory(
-            &format!("{PREFIX}{}", self.cc),
-            &self.cc_params,
-            &self.startup,
-            &self.startup_params,
-        )?;
+        let port = match &self.algorithm {
+            Algorithm::Model(model) => bpf::port_factory(model)?,
+            _ => bpf::factory(
+                &format!("{PREFIX}{}", self.cc),
+                &self.cc_params,
+                &self.startup,
+                &self.startup_params,
+            )?,
+        };
         let log = Arc::new(Mutex::new(Differences::default()));
         let mut f = self.clone();
         f.shadow = Some((port, log.clone()));
@@ -125,20 +128,15 @@ pub fn factory(
     startup_params: &Params,
 ) -> Result<ControllerFactory, BuildError> {
     let algorithm = match cc.strip_prefix(PREFIX) {
-        Some(target) => {
-            let object = bpf::factory(cc, cc_params, startup, startup_params)?;
-            if bpf::is_user_object(target) {
-                Algorithm::UserObject {
-                    path: target.to_string(),
-                    object,
-                }
-            } else {
-                // The port's checks are the model's.
-                Algorithm::Port {
-                    model: Model::new(target, cc_params, startup, startup_params)?,
-                    object,
-                }
-            }
+        Some(target) if bpf::is_user_object(target) => Algorithm::UserObject {
+            path: target.to_string(),
+            object: bpf::factory(cc, cc_params, startup, startup_params)?,
+        },
+        Some(_) => {
+            // The port's checks are the model's; the model is checked once.
+            let model = bpf::port_model(cc, cc_params, startup, startup_params)?;
+            let object = bpf::port_factory(&model)?;
+            Algorithm::Port { model, object }
         }
         None => Algorithm::Model(Model::new(cc, cc_params, startup, startup_params)?),
     };

@@ -520,14 +520,6 @@ impl Model {
         self.startup.map_or(DEFAULT_STARTUP, |s| s.name)
     }
 
-    pub fn cc_params(&self) -> &Params {
-        &self.cc_params
-    }
-
-    pub fn startup_params(&self) -> &Params {
-        &self.startup_params
-    }
-
     /// Every parameter of the controller and of the start-up algorithm (`None` for the
     /// controller's own), with the values they run with, by name.
     pub fn resolved_params(
@@ -566,17 +558,6 @@ pub fn default_recovery(cc: &str) -> &'static str {
         .find(|e| e.name == cc)
         .map(|e| e.recovery)
         .unwrap_or("newreno")
-}
-
-/// Every parameter of the Rust model `cc` (and of `startup` unless it is the default) with the
-/// value it runs with, after the same checks [`build`] makes.
-pub fn resolve_params(
-    cc: &str,
-    cc_params: &Params,
-    startup: &str,
-    startup_params: &Params,
-) -> Result<(serde_json::Value, Option<serde_json::Value>), BuildError> {
-    Model::new(cc, cc_params, startup, startup_params)?.resolved_params()
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 
 pub mod derived;
 
-use super::registry::{algorithms, BuildError, Params, Role};
+use super::registry::{algorithms, BuildError, Model, Params, Role};
 use super::{Ack, AckSample, CaState, CongestionControl, CwndEvent, ExitReason, Phase, Tcb};
 use crate::time::Time;
 use serde_json::{Map, Value};
@@ -140,7 +140,18 @@ pub fn factory(
     if is_user_object(target) {
         return user_factory(target, cc_params, startup);
     }
-    // startlab's own object, configured for the Rust model's algorithm `target`.
+    port_factory(&port_model(cc, cc_params, startup, startup_params)?)
+}
+
+/// The Rust model whose port `cc = "bpf:NAME"` runs, checked as the model is (a start-up
+/// algorithm's port runs on a controller's).
+pub fn port_model(
+    cc: &str,
+    cc_params: &Params,
+    startup: &str,
+    startup_params: &Params,
+) -> Result<Model, BuildError> {
+    let target = cc.strip_prefix(PREFIX).unwrap_or(cc);
     if algorithms()
         .iter()
         .any(|a| a.name == target && a.role == Role::Startup)
@@ -150,17 +161,21 @@ pub fn factory(
             format!("\"{target}\" is a start-up algorithm: run its port on a controller's, e.g. cc = \"bpf:newreno\", startup = \"{target}\""),
         ));
     }
-    let resolved = super::registry::resolve_params(target, cc_params, startup, startup_params)
-        .map_err(|mut e| {
-            if e.field == "cc" {
-                e.message = format!("\"{cc}\": {}", e.message);
-            }
-            e
-        })?;
+    Model::new(target, cc_params, startup, startup_params).map_err(|mut e| {
+        if e.field == "cc" {
+            e.message = format!("\"{cc}\": {}", e.message);
+        }
+        e
+    })
+}
+
+/// startlab's own object, configured for `model` with the values its parameters run with.
+pub fn port_factory(model: &Model) -> Result<BpfFactory, BuildError> {
+    let resolved = model.resolved_params()?;
     let spec = ControllerSpec {
-        cc: target.to_string(),
+        cc: model.cc_name().to_string(),
         cc_params: resolved.0,
-        startup: startup.to_string(),
+        startup: model.startup_name().to_string(),
         startup_params: resolved.1,
         pacing: "none".into(),
         initial_ssthresh: None,
