@@ -13,6 +13,7 @@ pub mod streams {
     pub const LINK_LOSS: u64 = 1 << 32;
     pub const QUEUE: u64 = 2 << 32;
     pub const SOURCE: u64 = 3 << 32;
+    pub const CONTROLLER: u64 = 4 << 32;
 }
 
 #[derive(Clone, Debug)]

@@ -18,7 +18,7 @@ pub use crate::measure::recorder::MeasureSpec;
 use crate::measure::recorder::{self, TcpFlowFacts};
 use crate::measure::{Flows, Recorder, Report, RunStats};
 use crate::net::{Admission, FlowId, LinkId, Network, NodeId, Packet, PacketKind, NO_ROUTE};
-use crate::rng::Rng;
+use crate::rng::{streams, Rng};
 use crate::scenario::resolved::{ResolvedScenario, Traffic};
 use crate::sim::EventQueue;
 use crate::tcp::{FlowSize, Outbox, TcpConfig, TcpReceiver, TcpSender};
@@ -241,8 +241,9 @@ impl Simulation {
     }
 
     fn insert_tcp(&mut self, spec: TcpFlowSpec) -> FlowId {
-        let cc = spec.controller.build();
+        let mut cc = spec.controller.build();
         let id = self.flows.len() as FlowId;
+        cc.seed(Rng::stream(self.seed, streams::CONTROLLER + id as u64));
         let sender = TcpSender::new(
             id,
             spec.src,

@@ -30,6 +30,7 @@
 // algorithms, each in its own module, which import only the layers below; `registry`, the
 // catalogue that names them all. `testing` drives a controller without a network.
 pub mod astart;
+pub mod bbr;
 pub mod bic;
 pub mod blast;
 pub mod bpf;
@@ -54,12 +55,14 @@ pub mod testing;
 pub mod vegas;
 pub mod westwood;
 
+use crate::rng::Rng;
 use crate::time::{Duration, Time};
 use crate::units::Rate;
 use std::fmt;
 
-/// The sender's loss-recovery state (Linux `tcp_ca_state`; CWR only with the Linux stack).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+/// The sender's loss-recovery state (Linux `tcp_ca_state`; CWR only with the Linux stack),
+/// ordered as Linux numbers them.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CaState {
     /// Nothing unusual.
     Open,
@@ -177,6 +180,17 @@ pub struct Tcb {
     pub rwnd: u32,
     /// cwnd before the last reduction (Linux `prior_cwnd`), for `undo_cwnd`.
     pub prior_cwnd: f64,
+    /// When the last ACK that delivered data arrived (`tp->delivered_mstamp`; rate sampling).
+    pub delivered_mstamp: Time,
+    /// Segments deemed lost so far, counted at each marking (`tp->lost`).
+    pub lost: u64,
+    /// The connection is application-limited until `delivered` exceeds this
+    /// (`tp->app_limited`; `None` = not limited). A controller may set it, as BBR's ProbeRTT
+    /// does, so that its own low-rate samples are marked.
+    pub app_limited: Option<u64>,
+    /// Earliest departure time of the next segment under pacing (`tp->tcp_wstamp_ns`), `now`
+    /// or later.
+    pub next_departure: Time,
 }
 
 impl Tcb {
@@ -204,6 +218,10 @@ impl Tcb {
             cwnd_limited: true,
             rwnd: u32::MAX,
             prior_cwnd: initial_window,
+            delivered_mstamp: Time::ZERO,
+            lost: 0,
+            app_limited: None,
+            next_departure: Time::ZERO,
         }
     }
 
@@ -239,24 +257,41 @@ pub struct AckSample {
     pub prior_in_flight: u32,
 }
 
-/// Delivery-rate sample for `cong_control` (after Linux `tcp_rate.c`, simplified: the interval is
-/// the ACK-side interval only).
-#[derive(Copy, Clone, Debug)]
+/// Delivery-rate sample for `cong_control` (Linux `struct rate_sample`, computed as
+/// net/ipv4/tcp_rate.c computes it; see `tcp::rate`).
+#[derive(Copy, Clone, Debug, PartialEq)]
 pub struct RateSample {
-    /// Segments delivered over `interval`.
-    pub delivered: u64,
-    pub interval: Duration,
+    /// `tcb.delivered` when the sampled segment was sent (`prior_delivered`).
+    pub prior_delivered: u64,
+    /// Segments delivered since the sampled segment was sent; `None` when the ACK delivered no
+    /// segment with timing information (Linux: -1).
+    pub delivered: Option<u64>,
+    /// The longer of the send and ACK phases; `None` when there is no valid rate (no timing, or
+    /// an interval shorter than the minimum RTT; Linux: -1).
+    pub interval: Option<Duration>,
+    /// From the first to the last send of the sampled flight (`snd_interval_us`).
+    pub send_interval: Duration,
+    /// From the delivery before the sampled segment was sent to this ACK (`rcv_interval_us`).
+    pub ack_interval: Duration,
     /// `in_flight` before this ACK.
     pub prior_in_flight: u32,
+    /// RTT of the newest segment delivered, if never retransmitted (`rtt_us`).
     pub rtt: Option<Duration>,
-    /// Segments newly delivered by this ACK.
-    pub acked: u32,
+    /// Segments newly delivered by this ACK, cumulatively or selectively (`acked_sacked`).
+    pub acked_sacked: u32,
+    /// Segments newly deemed lost while processing this ACK (`losses`).
+    pub losses: u32,
+    /// The sampled segment was sent while the connection was application-limited.
+    pub is_app_limited: bool,
+    /// The sampled segment was a retransmission.
+    pub is_retrans: bool,
 }
 
 impl RateSample {
-    /// Delivery rate in segments per second, if the interval is not zero.
+    /// Delivery rate in segments per second, if the sample is valid.
     pub fn segments_per_second(&self) -> Option<f64> {
-        (!self.interval.is_zero()).then(|| self.delivered as f64 / self.interval.as_secs_f64())
+        let (d, i) = (self.delivered?, self.interval?);
+        (!i.is_zero()).then(|| d as f64 / i.as_secs_f64())
     }
 }
 
@@ -294,6 +329,14 @@ pub trait CongestionControl: fmt::Debug {
         false
     }
 
+    /// Whether the controller sets cwnd and the pacing rate itself on every ACK (it has Linux's
+    /// `cong_control`). The stacks then leave cwnd alone in recovery (no PRR, no reduction to
+    /// ssthresh at its end, as `tcp_cong_control` and `tcp_end_cwnd_reduction`) and do not set
+    /// a pacing rate of their own (`tcp_update_pacing_rate` is not called).
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+
     /// Whether the flow is still in its start-up phase, for the reported phase and the
     /// slow-start exit. By default, while cwnd < ssthresh.
     fn in_startup(&self, tcb: &Tcb) -> bool {
@@ -311,6 +354,28 @@ pub trait CongestionControl: fmt::Debug {
     fn error(&self) -> Option<String> {
         None
     }
+
+    /// The connection's own random stream, given once before `init`, for a controller that
+    /// draws (BBR's ProbeBW phase, Linux `prandom_u32_max`).
+    fn seed(&mut self, _rng: Rng) {}
+
+    /// What a model-based controller (BBR) shows of its model, for `flow_series`.
+    fn model_state(&self, _tcb: &Tcb) -> Option<ModelState> {
+        None
+    }
+}
+
+/// A model-based controller's view of the path and its mode (BBR's `bbr_get_info` plus the
+/// mode), as `flow_series` records it.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct ModelState {
+    /// The controller's own name for its state (`"startup"`, `"drain"`, `"probe-bw"`, …).
+    pub mode: &'static str,
+    /// Bottleneck-bandwidth estimate, payload bits per second.
+    pub bw: Rate,
+    pub min_rtt: Option<Duration>,
+    pub pacing_gain: f64,
+    pub cwnd_gain: f64,
 }
 
 /// Loss events a classifying controller has judged (each controller says what it counts).
@@ -402,6 +467,15 @@ impl CongestionControl for WithStartup {
     }
     fn cong_control(&mut self, tcb: &mut Tcb, rs: &RateSample, now: Time) -> bool {
         self.cc.cong_control(tcb, rs, now)
+    }
+    fn has_cong_control(&self) -> bool {
+        self.cc.has_cong_control()
+    }
+    fn seed(&mut self, rng: Rng) {
+        self.cc.seed(rng);
+    }
+    fn model_state(&self, tcb: &Tcb) -> Option<ModelState> {
+        self.cc.model_state(tcb)
     }
     fn loss_verdicts(&self) -> Option<LossVerdicts> {
         self.cc.loss_verdicts()

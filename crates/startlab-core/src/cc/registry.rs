@@ -166,6 +166,16 @@ const CCS: &[CcEntry] = &[
         resolve: resolve::<super::vegas::VegasConfig>,
         prepare: |p| Ok(cc_maker(super::vegas::Vegas::new(parse(p)?))),
     },
+    // Cardwell et al. 2016; Linux net/ipv4/tcp_bbr.c
+    CcEntry {
+        name: "bbr",
+        summary: "BBR v1: pacing and cwnd from a model of the path (max delivery rate over 10 rounds, min RTT over 10 s); Startup at 2/ln 2 until the rate grows < 25 % for 3 rounds, Drain, ProbeBW's 8-phase gain cycle, ProbeRTT; policer detection",
+        source: "Cardwell et al., ACM Queue 14(5) 2016; Linux net/ipv4/tcp_bbr.c (6.18)",
+        recovery: "newreno",
+        params: param_info::<super::bbr::BbrConfig>,
+        resolve: resolve::<super::bbr::BbrConfig>,
+        prepare: |p| Ok(cc_maker(super::bbr::Bbr::new(parse(p)?))),
+    },
     // Ha 2009 (Ha): CUBIC, BIC-TCP, BLAST
     CcEntry {
         name: "cubic",
@@ -397,6 +407,10 @@ pub fn algorithms() -> Vec<AlgorithmInfo> {
     ccs.chain(startups).chain(sender).collect()
 }
 
+/// Controllers whose start-up is part of their model (they set cwnd in `cong_control`): no
+/// slow start can replace theirs.
+const OWN_STARTUP: &[&str] = &["bbr"];
+
 /// The name `startup` takes to mean "the controller's own slow start".
 pub const DEFAULT_STARTUP: &str = "default";
 
@@ -467,6 +481,15 @@ impl Model {
                 ),
             })?;
         let make_cc = (entry.prepare)(cc_params).map_err(|e| param_field("cc_params", e))?;
+        if startup != DEFAULT_STARTUP && OWN_STARTUP.contains(&entry.name) {
+            return Err(BuildError {
+                field: "startup".into(),
+                message: format!(
+                    "\"{}\" sets cwnd and pacing from its model on every ACK (cong_control), its Startup included, so no slow start can replace it: startup must be \"default\", not \"{startup}\"",
+                    entry.name
+                ),
+            });
+        }
         let (startup_entry, make_startup) = if startup == DEFAULT_STARTUP {
             if !startup_params.is_empty() {
                 return Err(BuildError {

@@ -89,12 +89,19 @@ impl Driver {
             prior_in_flight,
         };
         self.cc.pkts_acked(&mut self.tcb, &sample, self.now);
+        // Every segment of the window delivered over one RTT (an idealised sample).
         let rs = RateSample {
-            delivered: n as u64,
-            interval: rtt,
+            prior_delivered: self.tcb.delivered.saturating_sub(n as u64),
+            delivered: Some(n as u64),
+            interval: Some(rtt),
+            send_interval: Duration::ZERO,
+            ack_interval: rtt,
             prior_in_flight,
             rtt: Some(rtt),
-            acked: n,
+            acked_sacked: n,
+            losses: 0,
+            is_app_limited: false,
+            is_retrans: false,
         };
         if !self.cc.cong_control(&mut self.tcb, &rs, self.now) {
             let ack = Ack {

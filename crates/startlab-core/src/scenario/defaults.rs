@@ -145,9 +145,9 @@ pub fn linux_controller_defaults(
     if matches!(cc, "reno" | "newreno") {
         cc_params.entry("counting").or_insert_with(linux);
     }
-    // tcp_cubic.c counts time in the kernel's jiffies (CUBIC's other defaults already are
-    // Linux's).
-    if cc == "cubic" {
+    // tcp_cubic.c counts time in the kernel's jiffies, and tcp_bbr.c its min-RTT filter and
+    // ProbeRTT (their other defaults already are Linux's).
+    if cc == "cubic" || cc == "bbr" {
         cc_params.entry("hz").or_insert_with(|| hz.into());
     }
     if startup == "hystart" {

@@ -10,9 +10,10 @@
 //! recovery cwnd is not inflated and the pipe shrinks as segments are SACKed or deemed lost.
 
 use super::pacer::{pacing_rate, Pacer, Window};
+use super::rate::{self, DeliveryRate};
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, SegState};
-use super::{FlowSize, Outbox, Pacing, TcpConfig};
+use super::{FlowSize, Outbox, Pacing, Stack, TcpConfig};
 use crate::cc::{Ack, CaState, CongestionControl, ExitReason, Tcb};
 use crate::net::{FlowId, NodeId, Packet, PacketKind, SackBlocks};
 use crate::time::{Duration, Time};
@@ -82,7 +83,8 @@ pub(in crate::tcp) struct Connection {
     pub pacer: Pacer,
     pub syn_sent_at: Option<Time>,
     pub syn_retransmitted: bool,
-    pub delivered_time: Time,
+    /// Delivery-rate sampling (`tcp_rate.c`).
+    pub rate: DeliveryRate,
     pub start_time: Time,
     pub stats: SenderStats,
     /// When the last segment of a finite flow was acknowledged.
@@ -123,8 +125,13 @@ impl Connection {
         self.last_rtt_sample = Some(r);
     }
 
-    /// Sets the pacing rate of the `Window` and `Linux` modes from cwnd and srtt.
+    /// Sets the pacing rate of the `Window` and `Linux` modes from cwnd and srtt (not for a
+    /// controller that sets its own in `cong_control`: Linux's `tcp_cong_control` returns
+    /// before `tcp_update_pacing_rate`).
     pub fn update_pacing(&mut self) {
+        if self.cc.has_cong_control() {
+            return;
+        }
         let Some(srtt) = self.rtt.srtt() else { return };
         let window = Window {
             cwnd: self.tcb.cwnd,
@@ -156,12 +163,19 @@ impl Connection {
 
     pub fn set_ca_state(&mut self, new: CaState, now: Time) {
         if new != self.tcb.ca_state {
+            // Losses marked on the way in (tcp_enter_loss marks before it sets the state).
+            self.tcb.lost = self.board.marked_lost;
             self.cc.set_state(&mut self.tcb, new, now);
             self.tcb.ca_state = new;
         }
     }
 
     pub fn note_slow_start_exit(&mut self, now: Time, reason: ExitReason) {
+        // A controller with cong_control decides when its start-up ends: a loss does not end
+        // BBR's Startup.
+        if self.cc.has_cong_control() && self.cc.in_startup(&self.tcb) {
+            return;
+        }
         if self.ss_exit.is_none() {
             let reason = self.tcb.exit_reason_hint.take().unwrap_or(reason);
             self.ss_exit = Some(SlowStartExit {
@@ -261,8 +275,7 @@ impl Connection {
         let (new_data, prior_packets) = (seq == self.tcb.high_tx, self.packets_out());
         let fresh = SegState {
             sent_at: now,
-            delivered_at_send: self.tcb.delivered,
-            delivered_time_at_send: self.delivered_time,
+            tx: self.rate.on_send(&mut self.tcb, prior_packets, now),
             sacked: false,
             lost: false,
             retx_in_flight: false,
@@ -279,17 +292,18 @@ impl Connection {
             }
             s.retransmitted = true;
             s.sent_at = now;
-            s.delivered_at_send = fresh.delivered_at_send;
-            s.delivered_time_at_send = fresh.delivered_time_at_send;
+            s.tx = fresh.tx;
             self.stats.retransmissions += 1;
         }
         self.stats.sent_packets += 1;
         let payload = self.size.payload(seq, self.cfg.mss_bytes);
         let wire_bytes = payload + self.cfg.header_bytes;
         // Linux's internal pacing leaves a connection's first 10 data segments unpaced
-        // (tcp_update_skb_after_send: "Original sch_fq does not pace first 10 MSS").
-        let unpaced_start =
-            matches!(self.cfg.pacing, Pacing::Linux { .. }) && self.stats.sent_packets <= 10;
+        // (tcp_update_skb_after_send: "Original sch_fq does not pace first 10 MSS"), whether
+        // the stack or a controller with cong_control set the rate.
+        let linux_paced = matches!(self.cfg.pacing, Pacing::Linux { .. })
+            || (self.cfg.stack == Stack::Linux && self.cc.has_cong_control());
+        let unpaced_start = linux_paced && self.stats.sent_packets <= 10;
         if !unpaced_start {
             self.pacer
                 .on_transmit(now, self.tcb.pacing_rate, wire_bytes as u64);
@@ -306,6 +320,19 @@ impl Connection {
             ts: now,
             sack: SackBlocks::default(),
         });
+    }
+
+    /// The application has written everything there is to send (at the start: a connection
+    /// opened and written to, `tcp_sendmsg`): it is application-limited if the window is not
+    /// full (`tcp_rate_check_app_limited`).
+    pub fn check_app_limited(&mut self) {
+        self.tcb.in_flight = self.in_flight();
+        rate::check_app_limited(
+            &mut self.tcb,
+            true,
+            self.board.lost_out,
+            self.board.retrans_out,
+        );
     }
 
     pub fn control(&self, kind: PacketKind) -> Packet {

@@ -16,6 +16,7 @@ pub mod intervals;
 pub mod linux;
 mod ns2;
 mod pacer;
+mod rate;
 pub mod receiver;
 pub mod rtt;
 mod scoreboard;

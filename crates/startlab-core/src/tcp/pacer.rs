@@ -20,6 +20,12 @@ impl Pacer {
         self.blocked.then_some(self.next)
     }
 
+    /// The earliest departure time of the next segment (Linux `tcp_wstamp_ns`): `now`, or later
+    /// while pacing holds it back.
+    pub fn next_departure(&self, now: Time) -> Time {
+        self.next.max(now)
+    }
+
     /// Whether a held segment may now leave (and the hold is over).
     pub fn due(&mut self, now: Time) -> bool {
         let due = self.blocked && self.next <= now;

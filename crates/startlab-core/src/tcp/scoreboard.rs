@@ -3,6 +3,7 @@
 //! (Linux `sacked_out`, `lost_out`, `retrans_out`).
 
 use super::intervals::IntervalSet;
+use super::rate::TxRecord;
 use crate::net::SackBlocks;
 use crate::time::Time;
 use std::collections::VecDeque;
@@ -12,9 +13,8 @@ use std::collections::VecDeque;
 pub(super) struct SegState {
     /// Last (re)transmission.
     pub sent_at: Time,
-    /// `tcb.delivered` and the time of the last delivery when it was sent (rate sampling).
-    pub delivered_at_send: u64,
-    pub delivered_time_at_send: Time,
+    /// What the connection had delivered when it was last sent (rate sampling).
+    pub tx: TxRecord,
     pub sacked: bool,
     /// Deemed lost (by duplicate ACKs, SACK or a timeout) and not acknowledged since.
     pub lost: bool,
@@ -41,6 +41,9 @@ pub(super) struct Scoreboard {
     top_sacked: [Option<u32>; 3],
     /// Unsacked segments below this have been checked by the SACK loss rule.
     lost_mark_hint: u32,
+    /// Losses marked so far: a segment newly deemed lost, or a lost segment's retransmission
+    /// deemed lost too (Linux `tp->lost`, `tcp_sum_lost`).
+    pub marked_lost: u64,
 }
 
 impl Scoreboard {
@@ -168,6 +171,7 @@ impl Scoreboard {
         }
         s.lost = true;
         self.lost_out += 1;
+        self.marked_lost += 1;
         if s.retx_in_flight {
             s.retx_in_flight = false;
             self.retrans_out -= 1;
@@ -188,10 +192,11 @@ impl Scoreboard {
         if s.sacked {
             return false;
         }
+        if s.lost && !s.retx_in_flight {
+            return false;
+        }
+        self.marked_lost += 1;
         if s.lost {
-            if !s.retx_in_flight {
-                return false;
-            }
             s.retx_in_flight = false;
             self.retrans_out -= 1;
         } else {
@@ -210,6 +215,9 @@ impl Scoreboard {
             if s.sacked || (i > 0 && too_recent(s)) {
                 continue;
             }
+            if !s.lost || s.retx_in_flight {
+                self.marked_lost += 1;
+            }
             if !s.lost {
                 s.lost = true;
                 self.lost_out += 1;
@@ -226,6 +234,9 @@ impl Scoreboard {
     /// retransmitted (RFC 6675 §5.1, Linux `tcp_enter_loss`).
     pub fn mark_all_lost(&mut self, una: u32, high_tx: u32) {
         for s in self.segs.iter_mut() {
+            if !s.sacked && (!s.lost || s.retx_in_flight) {
+                self.marked_lost += 1;
+            }
             if !s.sacked && !s.lost {
                 s.lost = true;
                 self.lost_out += 1;

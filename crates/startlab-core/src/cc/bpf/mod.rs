@@ -842,6 +842,9 @@ impl CongestionControl for Shadow {
     fn cong_control(&mut self, tcb: &mut Tcb, rs: &super::RateSample, now: Time) -> bool {
         self.model.cong_control(tcb, rs, at(now))
     }
+    fn has_cong_control(&self) -> bool {
+        self.model.has_cong_control()
+    }
     fn loss_verdicts(&self) -> Option<super::LossVerdicts> {
         self.model.loss_verdicts()
     }
@@ -931,15 +934,28 @@ impl CongestionControl for BpfController {
         }
         let f = layout::sock();
         let us = |d: crate::time::Duration| d.as_nanos() / 1000;
+        let none = -1i64 as u64;
         let r = self.vm.rate_sample();
-        layout::put(r, f.rs_delivered, rs.delivered);
-        layout::put(r, f.rs_interval_us, us(rs.interval));
-        layout::put(r, f.rs_rtt_us, rs.rtt.map_or(-1i64 as u64, us));
-        layout::put(r, f.rs_acked_sacked, rs.acked as u64);
+        let prior_mstamp = now.as_nanos().saturating_sub(rs.ack_interval.as_nanos()) / 1000;
+        layout::put(r, f.rs_prior_mstamp, prior_mstamp);
+        layout::put(r, f.rs_prior_delivered, rs.prior_delivered);
+        layout::put(r, f.rs_delivered, rs.delivered.unwrap_or(none));
+        layout::put(r, f.rs_interval_us, rs.interval.map_or(none, us));
+        layout::put(r, f.rs_snd_interval_us, us(rs.send_interval));
+        layout::put(r, f.rs_rcv_interval_us, us(rs.ack_interval));
+        layout::put(r, f.rs_rtt_us, rs.rtt.map_or(none, us));
+        layout::put(r, f.rs_losses, rs.losses as u64);
+        layout::put(r, f.rs_acked_sacked, rs.acked_sacked as u64);
         layout::put(r, f.rs_prior_in_flight, rs.prior_in_flight as u64);
+        layout::put(r, f.rs_is_app_limited, rs.is_app_limited as u64);
+        layout::put(r, f.rs_is_retrans, rs.is_retrans as u64);
         // cong_control(sk, ack, flag, rs): the ACK's sequence and flags are not tracked (0).
         self.call(tcb, now, "cong_control", &[0, 0, region_base(RATE_REGION)]);
         true
+    }
+
+    fn has_cong_control(&self) -> bool {
+        self.hooks[7].is_some()
     }
 
     fn in_startup(&self, tcb: &Tcb) -> bool {

@@ -150,8 +150,7 @@ mod tests {
     fn seg(sent: u64) -> SegState {
         SegState {
             sent_at: ms(sent),
-            delivered_at_send: 0,
-            delivered_time_at_send: Time::ZERO,
+            tx: Default::default(),
             sacked: false,
             lost: false,
             retx_in_flight: false,

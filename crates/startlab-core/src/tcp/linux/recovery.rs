@@ -11,18 +11,18 @@
 use super::rack::ReoWndInputs;
 use super::undo::{any_retrans_done, current_ssthresh, AckFlags, Rexmit};
 use super::{in_cwnd_reduction, LinuxRecovery, XmitTimer};
-use crate::cc::{AckSample, CaState, CwndEvent, ExitReason, RateSample};
+use crate::cc::{AckSample, CaState, CwndEvent, ExitReason};
 use crate::net::Packet;
 use crate::tcp::connection::Connection;
-use crate::tcp::scoreboard::SegState;
+use crate::tcp::rate::{AckedCounts, Sampling};
 use crate::tcp::{LossDetection, Outbox};
 use crate::time::{Duration, Time};
 
 /// What the segments an ACK delivered tell (`tcp_sacktag_write_queue`, `tcp_clean_rtx_queue`).
 #[derive(Default)]
 struct Delivery {
-    /// Most recently sent segment delivered (rate sample).
-    newest: Option<SegState>,
+    /// The segment the rate sample is taken from (`tcp_rate_skb_delivered`).
+    rate: Sampling,
     /// Send times of the first and last never-retransmitted segments cumulatively acknowledged
     /// (`first_ackt`, `last_ackt`) and SACKed (`first_sackt`, `last_sackt`).
     first_ackt: Option<Time>,
@@ -36,14 +36,6 @@ struct Delivery {
     /// A never-retransmitted segment sent before `high_seq` was delivered
     /// (`FLAG_ORIG_SACK_ACKED`).
     orig_acked: bool,
-}
-
-impl Delivery {
-    fn note(&mut self, s: &SegState) {
-        if self.newest.is_none_or(|n| s.sent_at >= n.sent_at) {
-            self.newest = Some(*s);
-        }
-    }
 }
 
 /// `TCP_TIMEOUT_MIN`: two jiffies added to the RACK and TLP timers.
@@ -71,6 +63,7 @@ impl LinuxRecovery {
         let prior_in_flight = c.in_flight();
         let prior_fack = c.board.highest_sacked().map_or(una_before, |h| h + 1);
         let min_rtt = c.tcb.min_rtt;
+        let lost_before = c.board.marked_lost;
         let mut d = Delivery::default();
 
         // tcp_check_dsack; a D-SACKed segment counts as delivered ("A spurious retransmission
@@ -81,6 +74,7 @@ impl LinuxRecovery {
             (0, 0)
         };
         let rack = &mut self.rack;
+        let rate = &mut c.rate;
         let mut sacked = 0;
         if !pkt.sack.is_empty() {
             sacked = c.board.apply_sack(
@@ -89,7 +83,7 @@ impl LinuxRecovery {
                 &pkt.sack,
                 &mut |seq, s| {
                     rack.advance(now, seq, s, min_rtt);
-                    d.note(s);
+                    rate.on_delivered(&mut d.rate, seq, s.sent_at, &s.tx, s.retransmitted);
                     if !s.retransmitted {
                         d.first_sackt.get_or_insert(s.sent_at);
                         d.last_sackt = Some(s.sent_at);
@@ -105,7 +99,7 @@ impl LinuxRecovery {
             let any_sacked = c.board.sacked_out > 0;
             acked = c.board.advance(una_before, ack, &mut |seq, s| {
                 rack.advance(now, seq, s, min_rtt);
-                d.note(s);
+                rate.on_delivered(&mut d.rate, seq, s.sent_at, &s.tx, s.retransmitted);
                 if s.retransmitted {
                     d.retrans_acked = true;
                 } else {
@@ -121,10 +115,7 @@ impl LinuxRecovery {
         }
         self.rack.reord_seen |= d.reordered;
         let delivered = sacked + acked + dup_segs;
-        if delivered > 0 {
-            c.tcb.delivered += delivered as u64;
-            c.delivered_time = now;
-        }
+        c.tcb.delivered += delivered as u64;
 
         // tcp_clean_rtx_queue + tcp_ack_update_rtt: SRTT from the oldest segment newly
         // acknowledged (none if a retransmission was), else the oldest newly SACKed, else the
@@ -190,18 +181,19 @@ impl LinuxRecovery {
             return;
         }
 
-        // tcp_cong_control.
-        let mut cong_controlled = false;
-        if let Some(s) = d.newest.filter(|_| delivered > 0) {
-            let rs = RateSample {
-                delivered: c.tcb.delivered - s.delivered_at_send,
-                interval: now.saturating_since(s.delivered_time_at_send),
-                prior_in_flight,
-                rtt: ca_rtt,
-                acked: delivered,
-            };
-            cong_controlled = c.cc.cong_control(&mut c.tcb, &rs, now);
-        }
+        // tcp_rate_gen, then tcp_cong_control: a controller with cong_control sets cwnd and
+        // pacing itself, in every state.
+        c.tcb.lost = c.board.marked_lost;
+        let counts = AckedCounts {
+            delivered,
+            lost: (c.board.marked_lost - lost_before) as u32,
+            prior_in_flight,
+            rtt: ca_rtt,
+        };
+        c.tcb.in_flight = c.in_flight();
+        let rs = c.rate.generate(&mut c.tcb, &d.rate, counts, now);
+        c.tcb.next_departure = c.pacer.next_departure(now);
+        let cong_controlled = c.cc.cong_control(&mut c.tcb, &rs, now);
         if !cong_controlled {
             if in_cwnd_reduction(c) {
                 self.cwnd_reduction(c, delivered, newly_lost, advanced);
@@ -211,7 +203,9 @@ impl LinuxRecovery {
             }
         }
 
-        if c.ss_exit.is_none() && c.tcb.ca_state == CaState::Open && !c.cc.in_startup(&c.tcb) {
+        // A controller with cong_control ends its start-up itself, in any state.
+        let may_exit = c.tcb.ca_state == CaState::Open || c.cc.has_cong_control();
+        if c.ss_exit.is_none() && may_exit && !c.cc.in_startup(&c.tcb) {
             c.note_slow_start_exit(now, ExitReason::Threshold);
         }
         // tcp_rearm_rto on an advancing ACK (tcp_set_xmit_timer; the probe is scheduled after
@@ -354,6 +348,9 @@ impl LinuxRecovery {
     /// `tcp_end_cwnd_reduction`: cwnd = ssthresh in CWR, or in Recovery unless it was undone
     /// (a controller that sets cwnd itself has already done so).
     fn end_cwnd_reduction(&mut self, c: &mut Connection) {
+        if c.cc.has_cong_control() {
+            return;
+        }
         if c.tcb.ssthresh.is_finite()
             && (c.tcb.ca_state == CaState::Cwr || self.undo.marker.is_some())
         {

@@ -5,8 +5,9 @@
 use super::connection::{Connection, TransmitRules};
 use super::scoreboard::SegState;
 use super::{Outbox, Pacing, Recovery};
-use crate::cc::{AckSample, CaState, CwndEvent, ExitReason, RateSample};
+use crate::cc::{AckSample, CaState, CwndEvent, ExitReason};
 use crate::net::Packet;
+use crate::tcp::rate::{AckedCounts, Sampling};
 use crate::time::Time;
 
 /// What a spurious retransmission would undo (Eifel, RFC 3522).
@@ -75,34 +76,30 @@ impl Ns2Recovery {
         let una_before = c.tcb.snd_una;
         let prior_in_flight = c.in_flight();
         let mut delivered: u32 = 0;
+        let lost_before = c.board.marked_lost;
         // The most recently sent segment this ACK delivers: RTT and rate samples come from it.
         let mut newest: Option<SegState> = None;
-        let note = |s: &SegState, newest: &mut Option<SegState>| {
+        let mut sampling = Sampling::default();
+        let rate = &mut c.rate;
+        let mut note = |seq: u32, s: &SegState| {
             if newest.is_none_or(|n| s.sent_at >= n.sent_at) {
-                *newest = Some(*s);
+                newest = Some(*s);
             }
+            rate.on_delivered(&mut sampling, seq, s.sent_at, &s.tx, s.retransmitted);
         };
 
         if self.uses_sack() && !pkt.sack.is_empty() {
-            delivered += c.board.apply_sack(
-                (c.tcb.snd_una, c.tcb.high_tx),
-                ack,
-                &pkt.sack,
-                &mut |_, s| note(s, &mut newest),
-            );
+            delivered +=
+                c.board
+                    .apply_sack((c.tcb.snd_una, c.tcb.high_tx), ack, &pkt.sack, &mut note);
         }
         if ack > una_before {
-            delivered += c
-                .board
-                .advance(una_before, ack, &mut |_, s| note(s, &mut newest));
+            delivered += c.board.advance(una_before, ack, &mut note);
             c.tcb.snd_una = ack;
         }
 
         c.last_rtt_sample = None;
-        if delivered > 0 {
-            c.tcb.delivered += delivered as u64;
-            c.delivered_time = now;
-        }
+        c.tcb.delivered += delivered as u64;
         let newest = newest.filter(|_| delivered > 0);
         // Karn's rule (RFC 6298 §3): never sample a retransmitted segment.
         let rtt = newest.filter(|s| !s.retransmitted).map(|s| now - s.sent_at);
@@ -111,23 +108,26 @@ impl Ns2Recovery {
         }
         c.tcb.in_flight = c.in_flight();
 
-        let mut cong_controlled = false;
-        if let Some(s) = newest {
+        if newest.is_some() {
             let sample = AckSample {
                 acked: delivered,
                 rtt,
                 prior_in_flight,
             };
             c.cc.pkts_acked(&mut c.tcb, &sample, now);
-            let rs = RateSample {
-                delivered: c.tcb.delivered - s.delivered_at_send,
-                interval: now.saturating_since(s.delivered_time_at_send),
-                prior_in_flight,
-                rtt,
-                acked: delivered,
-            };
-            cong_controlled = c.cc.cong_control(&mut c.tcb, &rs, now);
         }
+        // The rate sample (tcp_rate_gen) and the controller's cong_control, on every ACK.
+        c.tcb.lost = c.board.marked_lost;
+        let counts = AckedCounts {
+            delivered,
+            lost: (c.board.marked_lost - lost_before) as u32,
+            prior_in_flight,
+            rtt,
+        };
+        c.tcb.in_flight = c.in_flight();
+        let rs = c.rate.generate(&mut c.tcb, &sampling, counts, now);
+        c.tcb.next_departure = c.pacer.next_departure(now);
+        let cong_controlled = c.cc.cong_control(&mut c.tcb, &rs, now);
 
         if let Some(u) = self.undo {
             if ack > u.seq {
@@ -166,7 +166,9 @@ impl Ns2Recovery {
             c.finish(now);
             return;
         }
-        if c.ss_exit.is_none() && c.tcb.ca_state == CaState::Open && !c.cc.in_startup(&c.tcb) {
+        // A controller with cong_control ends its start-up itself, in any state.
+        let may_exit = c.tcb.ca_state == CaState::Open || c.cc.has_cong_control();
+        if c.ss_exit.is_none() && may_exit && !c.cc.in_startup(&c.tcb) {
             c.note_slow_start_exit(now, ExitReason::Threshold);
         }
         if c.cfg.pacing == Pacing::InitialSpreading && delivered > 0 {
@@ -196,7 +198,9 @@ impl Ns2Recovery {
                 if ack >= self.recover || self.recovery == Recovery::Reno {
                     // Full ACK (RFC 6582 §3.2 step 6) or, for Reno, any new ACK (RFC 5681 §3.2
                     // step 6): deflate the window to ssthresh.
-                    c.tcb.cwnd = c.tcb.ssthresh.max(1.0);
+                    if !cong_controlled {
+                        c.tcb.cwnd = c.tcb.ssthresh.max(1.0);
+                    }
                     self.dupacks = 0;
                     c.set_ca_state(CaState::Open, now);
                 } else if self.recovery == Recovery::NewReno {
@@ -204,7 +208,9 @@ impl Ns2Recovery {
                     // segment, deflate by the amount acknowledged, add back one segment.
                     c.board.mark_lost(c.tcb.snd_una, c.tcb.snd_una);
                     c.retransmit_now(self, c.tcb.snd_una, now, out);
-                    c.tcb.cwnd = (c.tcb.cwnd - acked as f64 + 1.0).max(1.0);
+                    if !cong_controlled {
+                        c.tcb.cwnd = (c.tcb.cwnd - acked as f64 + 1.0).max(1.0);
+                    }
                     restart_timer = !self.partial_ack_seen;
                     self.partial_ack_seen = true;
                 }
@@ -240,7 +246,7 @@ impl Ns2Recovery {
         self.dupacks += 1;
         match c.tcb.ca_state {
             CaState::Recovery => {
-                if !self.uses_sack() {
+                if !self.uses_sack() && !c.cc.has_cong_control() {
                     // RFC 5681 §3.2 step 4: inflate by one segment per further duplicate ACK.
                     c.tcb.cwnd += 1.0;
                 }
@@ -299,17 +305,22 @@ impl Ns2Recovery {
         self.partial_ack_seen = false;
         c.set_ca_state(CaState::Recovery, now);
         c.board.mark_lost(c.tcb.snd_una, c.tcb.snd_una);
+        // A controller with cong_control keeps cwnd its own business in recovery.
+        let owns_cwnd = c.cc.has_cong_control();
         match self.recovery {
             // RFC 6675 §5 step (4.2): cwnd = ssthresh, no inflation.
             Recovery::Sack => {
-                c.tcb.cwnd = c.tcb.ssthresh;
+                if !owns_cwnd {
+                    c.tcb.cwnd = c.tcb.ssthresh;
+                }
                 c.board
                     .mark_sack_losses(c.dupthresh(), c.tcb.snd_una, c.tcb.high_tx);
             }
             // RFC 5681 §3.2 step 2 / RFC 6582: cwnd = ssthresh + 3 segments.
-            Recovery::Reno | Recovery::NewReno => {
+            Recovery::Reno | Recovery::NewReno if !owns_cwnd => {
                 c.tcb.cwnd = c.tcb.ssthresh + c.cfg.dupack_threshold as f64;
             }
+            Recovery::Reno | Recovery::NewReno => {}
         }
         // Fast retransmit: the first missing segment goes at once, whatever the window.
         c.retransmit_now(self, c.tcb.snd_una, now, out);

@@ -9,6 +9,7 @@ use super::connection::{ConnState, Connection};
 use super::linux::LinuxRecovery;
 use super::ns2::Ns2Recovery;
 use super::pacer::{rate_of, Pacer};
+use super::rate::DeliveryRate;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use super::{FlowSize, Outbox, Pacing, Stack, TcpConfig};
@@ -74,7 +75,7 @@ impl TcpSender {
                 pacer: Pacer::default(),
                 syn_sent_at: None,
                 syn_retransmitted: false,
-                delivered_time: start_time,
+                rate: DeliveryRate::default(),
                 start_time,
                 stats: SenderStats::default(),
                 completed_at: None,
@@ -202,6 +203,8 @@ impl TcpSender {
         c.state = ConnState::Established;
         c.rto_deadline = None;
         c.cc.init(&mut c.tcb, now);
+        // The application's first write finds nothing queued (tcp_sendmsg).
+        c.check_app_limited();
         c.cc.cwnd_event(&mut c.tcb, CwndEvent::TxStart, now);
         if let (Pacing::InitialSpreading, Some(srtt)) = (c.cfg.pacing, c.rtt.srtt()) {
             // One segment every RTT / IW (Sallantin et al. 2013 §III.C: "one packet is sent every RTT/10").

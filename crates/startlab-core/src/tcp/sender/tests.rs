@@ -30,6 +30,9 @@ impl CongestionControl for Fixed {
         tcb.cwnd = 10.0;
         true
     }
+    fn has_cong_control(&self) -> bool {
+        true
+    }
 }
 
 pub(in crate::tcp) fn ack_echo(seq: u32, ts: Time) -> Packet {
