@@ -146,7 +146,7 @@ fn refuse(path: String, message: impl Into<String>) -> ScenarioError {
 }
 
 /// The kernel's congestion controls that need no eBPF program.
-pub const BUILT_IN: [&str; 2] = ["reno", "cubic"];
+pub const BUILT_IN: [&str; 3] = ["reno", "cubic", "bbr"];
 
 /// Parameters given in a scenario, as written (what resolution filled in is not there).
 fn given(v: &Option<startlab_core::cc::registry::Params>) -> Vec<(String, Value)> {
@@ -316,8 +316,22 @@ fn kernel_control(
                     return Ok(Control::BuiltIn("cubic", Some(m)));
                 }
             }
+            ("bbr", "default") if has("bbr") => {
+                bbr_as_linux(at, cc_params)?;
+                return Ok(Control::BuiltIn("bbr", None));
+            }
             _ => {}
         }
+    }
+    if cc == "bbr" {
+        return Err(refuse(
+            format!("{at}.cc"),
+            if has("bbr") {
+                "Linux's bbr runs only with the kernel's initial window and ssthresh and tcp.pacing \"none\" or \"linux\" (BBR paces itself); startlab has no eBPF port of BBR v1 for other settings".to_string()
+            } else {
+                "this kernel has no bbr (tcp_available_congestion_control), and startlab has no eBPF port of BBR v1".to_string()
+            },
+        ));
     }
     let (resolved_cc, resolved_startup) = controller.resolved_params();
     let spec = ControllerSpec {
@@ -361,6 +375,28 @@ fn kernel_control(
             sections: vec![(".rodata".into(), rodata)],
         },
     }))
+}
+
+/// Linux's bbr has no parameters (tcp_bbr.c's constants are compiled in): a scenario's
+/// `cc_params` must be its values. `hz` is the kernel's own clock (a different `tcp.hz` is
+/// listed by `startlab kernel check`).
+fn bbr_as_linux(at: &str, cc_params: &[(String, Value)]) -> Result<(), ScenarioError> {
+    let linux = serde_json::to_value(startlab_core::cc::bbr::BbrConfig::default())
+        .expect("BBR's configuration serializes");
+    for (name, value) in cc_params {
+        let kernel = &linux[name.as_str()];
+        let same = match (value.as_f64(), kernel.as_f64()) {
+            (Some(a), Some(b)) => a == b,
+            _ => value == kernel,
+        };
+        if name != "hz" && !same {
+            return Err(refuse(
+                format!("{at}.cc_params.{name}"),
+                format!("{value} differs from Linux's bbr ({kernel}), whose constants are compiled in; startlab has no eBPF port of BBR v1 to run other values"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A user's object (`cc = "bpf:FILE.o"`): its data sections with each `cc_params` entry written

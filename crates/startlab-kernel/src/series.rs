@@ -96,6 +96,18 @@ fn state_at(states: &[CongStateRecord], t: u64) -> u8 {
         .map_or(ca_state::OPEN, |s| s.state)
 }
 
+/// The end of BBR's Startup: `bbr_check_drain` sets ssthresh (infinite until then, a loss
+/// leaves it so) to the gain-1 target when the pipe is full, whatever the congestion state.
+/// The record that first shows it follows the ACK that did it; cwnd is what that ACK left.
+pub fn bbr_startup_exit(probes: &[ProbeRecord]) -> Option<KernelExit> {
+    let i = probes.iter().position(|p| p.ssthresh < INFINITE_SSTHRESH)?;
+    Some(KernelExit {
+        time_ns: probes[i.saturating_sub(1)].time_ns,
+        cwnd: probes[i].cwnd as f64,
+        reason: "bbr-full-bw".into(),
+    })
+}
+
 /// The first slow-start exit of one flow: `probes` and `states` are that flow's records in
 /// time order; `hystart` the namespace's counts of HyStart's detections.
 pub fn slow_start_exit(
@@ -189,6 +201,11 @@ pub fn flow_samples(
             delivered_bytes: p.snd_una.wrapping_sub(una0) as u64,
             phase: phase(p, state_at(states, p.time_ns)) as u8,
             pacing_rate_bps: None,
+            model_bw_bps: None,
+            model_min_rtt_ns: None,
+            pacing_gain: None,
+            cwnd_gain: None,
+            model_state: None,
         })
         .collect()
 }
@@ -292,6 +309,23 @@ mod tests {
         // No reading after the exit (the sampler stopped): unknown.
         let e = slow_start_exit(&probes, &[], HystartEvidence::Readings(&readings[..3])).unwrap();
         assert_eq!(e.reason, "hystart");
+    }
+
+    /// BBR: a loss in Startup leaves ssthresh infinite; the first finite ssthresh is Drain's.
+    #[test]
+    fn bbrs_startup_ends_at_the_first_finite_ssthresh_whatever_the_losses() {
+        let probes = [
+            probe(10, 100, INF),
+            probe(11, 300, INF),
+            probe(12, 280, INF),
+            probe(13, 290, 120),
+        ];
+        let e = bbr_startup_exit(&probes).unwrap();
+        assert_eq!(
+            (e.time_ns, e.cwnd, e.reason.as_str()),
+            (12_000_000, 290.0, "bbr-full-bw")
+        );
+        assert_eq!(bbr_startup_exit(&probes[..3]), None);
     }
 
     #[test]

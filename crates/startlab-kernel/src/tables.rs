@@ -3,10 +3,11 @@
 
 use crate::plan::{Connection, Datagrams};
 use crate::series::KernelExit;
-use crate::series::{flow_samples, slow_start_exit, HystartEvidence};
+use crate::series::{bbr_startup_exit, flow_samples, slow_start_exit, HystartEvidence};
 use crate::trace::Records;
 use crate::traffic::{TcpOutcome, UdpOutcome};
 use startlab_bpf::events::{Event, KIND_EXIT, KIND_PHASE};
+use startlab_core::cc::Phase;
 use startlab_core::measure::recorder::udp_summary;
 use startlab_core::measure::{FlowSeries, FlowSummary, Flows};
 use startlab_core::net::Network;
@@ -89,6 +90,21 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
             .filter(|e| e.kind == KIND_PHASE)
             .map(|e| (e.time_ns, e.phase as u8))
             .collect();
+        let exit = if c.reports {
+            events
+                .iter()
+                .find(|e| e.kind == KIND_EXIT)
+                .map(|e| KernelExit {
+                    time_ns: e.time_ns,
+                    cwnd: e.cwnd,
+                    reason: e.reason.clone(),
+                })
+        } else if c.cc == "bbr" {
+            bbr_startup_exit(&probes)
+        } else {
+            slow_start_exit(&probes, &states, run.hystart[i])
+        };
+        let startup_end = exit.as_ref().map_or(u64::MAX, |e| e.time_ns);
         for mut row in flow_samples(
             c.flow,
             &probes,
@@ -103,20 +119,16 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
                     row.phase = p;
                 }
             }
+            if c.cc == "bbr"
+                && row.phase == Phase::SlowStart as u8
+                && row.time_ns as u64 + run.start_ns > startup_end
+            {
+                // BBR's ssthresh is not its phase: Startup until its exit, then its other
+                // modes (ProbeRTT's cwnd of 4 is below ssthresh, and is not slow start).
+                row.phase = Phase::CongestionAvoidance as u8;
+            }
             series.push(row);
         }
-        let exit = if c.reports {
-            events
-                .iter()
-                .find(|e| e.kind == KIND_EXIT)
-                .map(|e| KernelExit {
-                    time_ns: e.time_ns,
-                    cwnd: e.cwnd,
-                    reason: e.reason.clone(),
-                })
-        } else {
-            slow_start_exit(&probes, &states, run.hystart[i])
-        };
         let opened = o.opened_ns.max(run.start_ns);
         // Goodput as the simulator counts it: bytes the receiver got over the time from the
         // start to the completion, or to the end of the run (or the close).

@@ -32,6 +32,16 @@ table! {
         phase: u8 = "",
         /// Pacing rate; null when the flow is not paced.
         pacing_rate_bps: Option<f64> = "bit/s",
+        /// A model-based controller's (BBR's) bottleneck-bandwidth estimate (payload); null for others.
+        model_bw_bps: Option<f64> = "bit/s",
+        /// A model-based controller's minimum-RTT estimate; null for the others.
+        model_min_rtt_ns: Option<i64> = "ns",
+        /// A model-based controller's pacing gain; null for the others.
+        pacing_gain: Option<f64> = "",
+        /// A model-based controller's cwnd gain; null for the others.
+        cwnd_gain: Option<f64> = "",
+        /// A model-based controller's state (BBR: `startup`, `drain`, `probe-bw`, `probe-rtt`); null for others and in the kernel world.
+        model_state: Option<String> = "",
     }
 }
 

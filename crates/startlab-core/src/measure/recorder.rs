@@ -166,6 +166,7 @@ impl Recorder {
         if !s.is_started() || s.closed_at().is_some_and(|c| c < now) {
             return;
         }
+        let model = s.model_state();
         self.flow_series.push(FlowSample {
             time_ns: now.as_nanos() as i64,
             flow: f,
@@ -177,6 +178,11 @@ impl Recorder {
             delivered_bytes: receiver.delivered_bytes,
             phase: s.phase() as u8,
             pacing_rate_bps: s.tcb().pacing_rate.map(|r| r.bps_f64()),
+            model_bw_bps: model.map(|m| m.bw.bps_f64()),
+            model_min_rtt_ns: model.and_then(|m| m.min_rtt).map(|d| d.as_nanos() as i64),
+            pacing_gain: model.map(|m| m.pacing_gain),
+            cwnd_gain: model.map(|m| m.cwnd_gain),
+            model_state: model.map(|m| m.mode.to_string()),
         });
     }
 

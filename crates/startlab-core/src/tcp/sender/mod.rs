@@ -13,7 +13,7 @@ use super::rate::DeliveryRate;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use super::{FlowSize, Outbox, Pacing, Stack, TcpConfig};
-use crate::cc::{CaState, CongestionControl, CwndEvent, LossVerdicts, Phase, Tcb};
+use crate::cc::{CaState, CongestionControl, CwndEvent, LossVerdicts, ModelState, Phase, Tcb};
 use crate::net::{FlowId, NodeId, Packet, PacketKind};
 use crate::time::{Duration, Time};
 
@@ -116,6 +116,11 @@ impl TcpSender {
     /// Segments in the network (see the module docs).
     pub fn in_flight(&self) -> u32 {
         self.conn.in_flight()
+    }
+
+    /// What a model-based controller (BBR) shows of its model.
+    pub fn model_state(&self) -> Option<ModelState> {
+        self.conn.cc.model_state(&self.conn.tcb)
     }
 
     pub fn phase(&self) -> Phase {
