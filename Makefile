@@ -6,6 +6,7 @@
 #   make test-kernel the kernel tests (root, network namespaces, TUN, tracefs); says why when it skips
 #   make kernel-accuracy  the link emulator's accuracy on this machine (root; about 3 minutes)
 #   make kernel-linux  the simulator's Linux stack beside Linux on 26 paths, 3 runs each, and its table (root; ~32 min)
+#   make kernel-bbr    BBR beside Linux's bbr on 16 paths, 3 runs each, and its table (root; ~25 min)
 #   make bpf        the eBPF controllers' object alone, into $(BPF_OBJECT) (out/bpf/startlab.bpf.o);
 #                   STARTLAB_BPF_OBJECT=that-file makes startlab use it without a rebuild
 #   make lint       rustfmt, clippy (warnings are errors), ruff and mypy
@@ -109,6 +110,12 @@ kernel-linux: setup
 	rm -rf out/kernel-linux
 	$(BIN)/startlab sweep examples/sweeps/kernel-linux.toml -o out/kernel-linux
 	$(BIN)/python -m startlab.validation out/kernel-linux --describe examples/sweeps/kernel-linux.toml
+
+.PHONY: kernel-bbr
+kernel-bbr: setup
+	rm -rf out/kernel-bbr
+	$(BIN)/startlab sweep examples/sweeps/kernel-bbr.toml -o out/kernel-bbr
+	$(BIN)/python -m startlab.validation out/kernel-bbr --targets bbr --describe examples/sweeps/kernel-bbr.toml
 
 .PHONY: kernel-accuracy
 kernel-accuracy: setup

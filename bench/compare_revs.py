@@ -6,6 +6,9 @@ median CPU time of the simulation in each and the median of the pairwise ratios
 (this tree / BASE). Because the runs alternate, a machine that speeds up or slows down affects
 both sides alike; quote the ratio, not the times.
 
+A scenario the base commit does not have (the BBR scenario `e` before BBR existed) is run
+on this tree alone and reported as new.
+
 It also compares what the runs computed (events, delivered bytes, drops, slow-start exit,
 retransmissions): a scenario whose results differ between the two commits is reported, since a
 change that should not alter behaviour must leave them bit-identical.
@@ -23,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCENARIOS = ("a", "b", "c", "d")
+SCENARIOS = ("a", "b", "c", "d", "e")
 # What a run computed: equal on both sides unless behaviour changed.
 OUTCOME = (
     "events",
@@ -56,6 +59,10 @@ def run_once(binary: Path, name: str) -> dict[str, object]:
     return result
 
 
+def has_scenario(binary: Path, name: str) -> bool:
+    return subprocess.run([str(binary), "--one", name], capture_output=True).returncode == 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default="HEAD~1", help="the commit to compare with")
@@ -79,6 +86,13 @@ def main() -> int:
             print(f"{header}  results")
             worst = 0.0
             for name in names:
+                if not has_scenario(base, name):
+                    cpu = statistics.median(
+                        float(run_once(here, name)["cpu_s"])  # type: ignore[arg-type]
+                        for _ in range(args.reps)
+                    )
+                    print(f"{name:<9} {cpu:>12.3f} {'-':>12} {'-':>7}  new (not in {args.base})")
+                    continue
                 ratios, here_cpu, base_cpu = [], [], []
                 same = True
                 for _ in range(args.reps):

@@ -55,6 +55,11 @@ SCENARIOS = {
         "ns3-d-seed000-table1.toml",
         "Wang et al. 2004 Table 1: NewReno, 40 Mbps, 100 ms, ssthresh 32, 20 s",
     ),
+    "e": (
+        "ns3-e",
+        "ns3-e-bbr-100mbps.toml",
+        "1 BBR flow, 100 Mbps, 100 ms RTT, buffer BDP, 60 s",
+    ),
 }
 
 RESULT_KEYS = (

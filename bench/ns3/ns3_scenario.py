@@ -25,6 +25,7 @@ How each setting is carried over to ns-3 (docs/performance.md explains why):
 | recovery newreno / sack          | `TcpClassicRecovery` (not PRR), limited transmit off          |
 | `cc = "newreno"`                 | `TcpLinuxReno` (+1 segment per window of ACKs; cwnd/2) |
 | `cc = "cubic"`                   | `TcpCubic`, HyStart off, `Beta` from `cc_params.beta`         |
+| `cc = "bbr"`                     | `TcpBbr` (ns-3's BBR v1) with `TcpSocketState::EnablePacing`  |
 | drop-tail queue of N packets     | no queue disc; the device's `DropTailQueue` holds N packets   |
 
 Wall time is that of `Simulator::Run()` alone (building the topology and importing the bindings,
@@ -238,8 +239,8 @@ def load(path: Path) -> Setup:
                 raise SystemExit(f"{where}: a flow must go from s<i> to r<i>")
             pair = int(src[1:])
         cc = f.get("cc", "newreno")
-        if cc not in ("newreno", "cubic"):
-            raise SystemExit(f"{where}.cc = {cc!r}: the ns-3 runner knows newreno and cubic")
+        if cc not in ("newreno", "cubic", "bbr"):
+            raise SystemExit(f"{where}.cc = {cc!r}: the ns-3 runner knows newreno, cubic and bbr")
         params = dict(f.get("cc_params", {}))
         _refuse(params, {"beta"} if cc == "cubic" else set(), f"{where}.cc_params")
         setup.flows.append(Flow(pair, cc, params, seconds(f.get("start", "0s"), f"{where}.start")))
@@ -502,6 +503,9 @@ def run(setup: Setup, trace_path: str | None) -> dict:
         ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")),
     )
     ns.Config.SetDefault("ns3::TcpCubic::HyStart", ns.BooleanValue(False))
+    if any(f.cc == "bbr" for f in setup.flows):
+        # ns-3's TcpBbr sets the pacing rate; the socket paces only with pacing enabled.
+        ns.Config.SetDefault("ns3::TcpSocketState::EnablePacing", ns.BooleanValue(True))
     betas = {f.cc_params.get("beta") for f in setup.flows if f.cc == "cubic"}
     if len(betas) > 1:
         raise SystemExit("all CUBIC flows must have the same beta")
@@ -567,7 +571,7 @@ def run(setup: Setup, trace_path: str | None) -> dict:
     if not sb.CountDrops(routers.Get(0), left_drops):
         raise SystemExit("cannot trace the traffic-control layer's drops")
 
-    socket_type = {"newreno": "ns3::TcpLinuxReno", "cubic": "ns3::TcpCubic"}
+    socket_type = {"newreno": "ns3::TcpLinuxReno", "cubic": "ns3::TcpCubic", "bbr": "ns3::TcpBbr"}
     sinks, probes, keep = [], [], []
     for k, flow in enumerate(setup.flows):
         port = 5000 + k

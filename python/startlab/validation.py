@@ -7,8 +7,16 @@ Linux"):
 * retransmissions within 25 %;
 * the same number of retransmission timeouts.
 
+With ``--targets bbr`` ("BBR beside Linux's bbr"), the targets are BBR's:
+
+* end of Startup within 10 % in time and in bandwidth estimate (``exit_bw``), the same reason;
+* utilization within 2 points, retransmissions within 25 %;
+* the bottleneck's mean and largest queue (``mean_queue``, ``max_queue``) within 15 %;
+* the smallest flow share (``share``) within 5 points.
+
     python -m startlab.validation out/kernel-linux            # Markdown table on stdout
     python -m startlab.validation out/kernel-linux --describe examples/sweeps/kernel-linux.toml
+    python -m startlab.validation out/kernel-bbr --targets bbr
 
 The sweep's results (``results.parquet``) must hold the metrics ``ss_exit_time``,
 ``ss_exit_cwnd``, ``ss_exit_reason``, ``utilization``, ``retransmissions`` and ``timeouts``, an
@@ -36,6 +44,8 @@ import polars as pl
 EXIT_TOLERANCE = 0.10
 UTILIZATION_POINTS = 2.0
 RETRANSMISSION_TOLERANCE = 0.25
+QUEUE_TOLERANCE = 0.15
+SHARE_POINTS = 5.0
 
 
 @dataclass
@@ -69,6 +79,8 @@ def _fmt(x: Any, digits: int = 3) -> str:
 
 
 NUMERIC = ("ss_exit_time", "ss_exit_cwnd", "utilization", "retransmissions", "timeouts")
+OPTIONAL = ("exit_bw", "mean_queue", "max_queue", "share")
+"""Metrics of BBR's targets, summarised when the results have them."""
 
 
 @dataclass
@@ -85,7 +97,7 @@ def summarise(rows: list[dict[str, Any]]) -> Summary:
     ended) is the median of the runs that have it, and missing only if all lack it."""
     values: dict[str, Any] = {}
     runs: dict[str, list[Any]] = {}
-    for key in NUMERIC:
+    for key in NUMERIC + tuple(k for k in OPTIONAL if rows and k in rows[0]):
         xs = [r[key] for r in rows]
         runs[key] = xs
         present = [x for x in xs if x is not None]
@@ -151,8 +163,39 @@ def checks(sim: dict[str, Any] | Summary, kernel: dict[str, Any] | Summary) -> d
     out["timeouts"] = Check(
         a["timeouts"] == b["timeouts"], _cell(s, "timeouts", 0), _cell(k, "timeouts", 0)
     )
+    if "exit_bw" in a and "exit_bw" in b:
+        out["exit_bw"] = Check(
+            _relative_ok(a["exit_bw"], b["exit_bw"], EXIT_TOLERANCE),
+            _cell(s, "exit_bw", 1, 1e-6),
+            _cell(k, "exit_bw", 1, 1e-6),
+        )
+    for key in ("mean_queue", "max_queue"):
+        if key in a and key in b:
+            out[key] = Check(
+                _relative_ok(a[key], b[key], QUEUE_TOLERANCE),
+                _cell(s, key, 0),
+                _cell(k, key, 0),
+            )
+    if "share" in a and "share" in b:
+        ss, sk = a["share"], b["share"]
+        out["share"] = Check(
+            ss is not None and sk is not None and abs(ss - sk) * 100 <= SHARE_POINTS + 1e-9,
+            _cell(s, "share", 1, 100.0),
+            _cell(k, "share", 1, 100.0),
+        )
     return out
 
+
+COLUMNS_BBR = [
+    ("exit_time", "Startup end s"),
+    ("exit_bw", "bw estimate Mbit/s"),
+    ("exit_reason", "exit reason"),
+    ("utilization", "utilization %"),
+    ("retransmissions", "retransmissions"),
+    ("mean_queue", "mean queue"),
+    ("max_queue", "largest queue"),
+    ("share", "smallest share %"),
+]
 
 COLUMNS = [
     ("exit_time", "exit time s"),
@@ -165,16 +208,20 @@ COLUMNS = [
 
 
 def table(
-    results: pl.DataFrame, describe: dict[str, str] | None = None
+    results: pl.DataFrame,
+    describe: dict[str, str] | None = None,
+    columns: list[tuple[str, str]] | None = None,
 ) -> tuple[str, dict[str, int]]:
     """The Markdown table (simulator / kernel in each cell, ✗ where a target is missed) and,
-    per target, on how many paths it is met."""
+    per target, on how many paths it is met; `columns` are the targets (:data:`COLUMNS`, the
+    Linux stack's, by default; :data:`COLUMNS_BBR`)."""
+    cols = columns or COLUMNS
     ok = results.filter(pl.col("status") == "ok")
     names = sorted(set(ok["name"].to_list()), key=lambda n: (len(n), n))
-    header = "| # | path | " + " | ".join(title for _, title in COLUMNS) + " |"
-    rule = "| ---: | --- | " + " | ".join("---:" for _ in COLUMNS) + " |"
+    header = "| # | path | " + " | ".join(title for _, title in cols) + " |"
+    rule = "| ---: | --- | " + " | ".join("---:" for _ in cols) + " |"
     lines = [header, rule]
-    met = {key: 0 for key, _ in COLUMNS}
+    met = {key: 0 for key, _ in cols}
     met["all"] = 0
     met["paths"] = 0
     for name in names:
@@ -185,12 +232,12 @@ def table(
             continue
         c = checks(summarise(rows["simulator"]), summarise(rows["kernel"]))
         met["paths"] += 1
-        for key, _ in COLUMNS:
+        for key, _ in cols:
             met[key] += int(c[key].met)
-        met["all"] += int(all(x.met for x in c.values()))
+        met["all"] += int(all(c[key].met for key, _ in cols))
         path = (describe or {}).get(name, "")
         lines.append(
-            f"| {name} | {path} | " + " | ".join(c[key].cell() for key, _ in COLUMNS) + " |"
+            f"| {name} | {path} | " + " | ".join(c[key].cell() for key, _ in cols) + " |"
         )
     return "\n".join(lines), met
 
@@ -279,6 +326,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--describe", type=Path, help="the sweep plan, to describe each path")
     ap.add_argument(
+        "--targets",
+        choices=("linux", "bbr"),
+        default="linux",
+        help="the targets: the Linux stack's (default) or BBR's (docs/kernel.md)",
+    )
+    ap.add_argument(
         "--export-trace",
         action="store_true",
         help="print flow 0 of the run directory SWEEP as a recorded trace (CSV)",
@@ -306,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
             "utilization",
             "retransmissions",
             "timeouts",
+            *(OPTIONAL if args.targets == "bbr" else ()),
         )
         if c not in results.columns
     ]
@@ -313,16 +367,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{path}: missing columns {', '.join(missing)}", file=sys.stderr)
         return 2
     describe = describe_plan(args.describe) if args.describe else None
-    text, met = table(results, describe)
+    columns = COLUMNS_BBR if args.targets == "bbr" else COLUMNS
+    text, met = table(results, describe, columns)
     print(text)
     n = met["paths"]
     print()
-    print(
-        f"Targets met on {met['all']} of {n} paths: exit time {met['exit_time']}/{n}, exit cwnd "
-        f"{met['exit_cwnd']}/{n}, exit reason {met['exit_reason']}/{n}, utilization "
-        f"{met['utilization']}/{n}, retransmissions {met['retransmissions']}/{n}, timeouts "
-        f"{met['timeouts']}/{n}."
-    )
+    each = ", ".join(f"{title} {met[key]}/{n}" for key, title in columns)
+    print(f"Targets met on {met['all']} of {n} paths: {each}.")
     return 0
 
 

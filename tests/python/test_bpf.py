@@ -38,7 +38,8 @@ def document(flow: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    ("cc", "startup"), [("newreno", "default"), ("cubic", "default"), ("newreno", "hystart")]
+    ("cc", "startup"),
+    [("newreno", "default"), ("cubic", "default"), ("newreno", "hystart"), ("bbr", "default")],
 )
 def test_a_port_runs_in_the_simulator_and_leaves_slow_start_as_its_model(
     cc: str, startup: str
@@ -85,12 +86,32 @@ BPF_FLAGS = ("-g", "-O2", "-target", "bpf", "-D__TARGET_ARCH_x86", "-I/usr/inclu
 """How a user compiles a controller (docs/bpf.md)."""
 
 
-def compile_object(source: Path, obj: Path) -> Path:
-    """``source`` compiled with clang into ``obj``."""
+def compile_object(source: Path, obj: Path, *defines: str) -> Path:
+    """``source`` compiled with clang into ``obj`` (``defines``: ``-DNAME`` flags)."""
     clang = shutil.which("clang")
     assert clang, "clang is installed by make setup"
-    subprocess.run([clang, *BPF_FLAGS, "-c", str(source), "-o", str(obj)], check=True)
+    subprocess.run([clang, *BPF_FLAGS, *defines, "-c", str(source), "-o", str(obj)], check=True)
     return obj
+
+
+def test_an_object_with_two_controllers_runs_the_one_it_names(tmp_path: Path) -> None:
+    source = ROOT / "tests" / "python" / "bpf" / "kfunc_reno.bpf.c"
+    obj = compile_object(source, tmp_path / "two.o", "-DTWO_OPS")
+    base = document({})
+    base["duration"] = "2s"
+
+    def run(cc: object) -> startlab.Result:
+        return startlab.run({**base, "flows": [{**base["flows"][0], "cc": cc}]})
+
+    with pytest.raises(startlab.ScenarioError, match=r'several struct_ops \("kreno", "kfrozen"\)'):
+        run({"bpf": str(obj)})
+    frozen = run({"bpf": str(obj), "ops": "kfrozen"})
+    assert frozen.flows["cc"][0] == f"bpf:{obj}#kfrozen"
+    assert frozen.flow_series["cwnd"].max() == frozen.flow_series["cwnd"][0]
+    reno = run({"bpf": str(obj), "ops": "kreno"})
+    assert reno.flow_series["cwnd"].max() > 2 * reno.flow_series["cwnd"][0]
+    with pytest.raises(startlab.ScenarioError, match='no struct_ops "other"'):
+        run({"bpf": str(obj), "ops": "other"})
 
 
 def test_a_controller_of_kernel_functions_alone_runs_as_the_reno_it_calls(tmp_path: Path) -> None:

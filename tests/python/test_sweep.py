@@ -460,6 +460,38 @@ def test_metrics_agree_with_the_result():
     assert got["late_goodput"] == pytest.approx((at[3.0] - at[1.0]) * 8 / 2.0)
 
 
+def test_exit_bw_and_share_agree_with_the_tables():
+    document = lossy(duration="4s", flows=2, rate="20Mbps", loss=0.0)
+    for f in document["flows"]:
+        f["cc"] = "bbr"
+    document["flows"][1]["start"] = "1s"
+    document["tcp"] = {"stack": "linux"}
+    result = startlab.run(document)
+    metrics = [
+        parse_metric("bw", "exit_bw(flow=0)"),
+        parse_metric("bw1", "exit_bw(flow=1)"),
+        parse_metric("share", "share"),
+        parse_metric("share0", "share(flow=0)"),
+        parse_metric("late", "share(flow=1, from=2s, to=4s)"),
+    ]
+    values, errors = compute_metrics(result, metrics)
+    assert errors == []
+    got = {m.name: values[m.id] for m in metrics}
+    flows = result.flows
+    exit_ns = flows["start_ns"][0] + round(flows["ss_exit_s"][0] * 1e9)
+    series = result.flow_series.filter((pl.col("flow") == 0) & (pl.col("time_ns") >= exit_ns))
+    assert got["bw"] == series["model_bw_bps"][0] > 0
+    assert got["bw1"] is not None and got["bw1"] > 0
+    delivered = flows["delivered_bytes"].to_list()
+    assert got["share0"] == pytest.approx(delivered[0] / sum(delivered))
+    assert got["share"] == pytest.approx(min(delivered) / sum(delivered))
+    assert 0 < got["late"] < 1
+    # A controller without a model has no bandwidth estimate.
+    plain = startlab.run(lossy(duration="1s"))
+    values, errors = compute_metrics(plain, metrics[:1])
+    assert errors == [] and values[metrics[0].id] is None
+
+
 def test_label_selects_the_copies_of_a_count_entry():
     document = lossy(duration="2s", rate="20Mbps")
     document["flows"] = [

@@ -144,3 +144,32 @@ def test_the_summary_of_runs_takes_the_median_and_the_most_frequent_reason() -> 
     # A tie goes to the reason that sorts first.
     t = validation.summarise([row("kernel", "1", ss_exit_reason=r) for r in ("timeout", "loss")])
     assert t.values["ss_exit_reason"] == "loss"
+
+
+def test_bbr_targets_compare_bandwidth_queues_and_shares() -> None:
+    # Path 1 sits on every BBR limit: bandwidth 110 vs 100 Mbit/s (10 %), mean queue 115 vs 100
+    # and largest 85 vs 100 (15 %), smallest share 45 vs 50 % (5 points). Path 2 is beyond each.
+    def bbr(world: str, name: str, **kw: object) -> dict[str, object]:
+        base = row(world, name, ss_exit_reason="bbr-full-bw")
+        base.update(exit_bw=100e6, mean_queue=100.0, max_queue=100, share=0.5)
+        base.update(kw)
+        return base
+
+    results = pl.DataFrame(
+        [
+            bbr("simulator", "1", exit_bw=110e6, mean_queue=115.0, max_queue=85, share=0.45),
+            bbr("kernel", "1"),
+            bbr("simulator", "2", exit_bw=111e6, mean_queue=116.0, max_queue=84, share=0.449),
+            bbr("kernel", "2"),
+        ]
+    )
+    text, met = validation.table(results, columns=validation.COLUMNS_BBR)
+    assert {k: met[k] for k in ("exit_bw", "mean_queue", "max_queue", "share")} == {
+        "exit_bw": 1,
+        "mean_queue": 1,
+        "max_queue": 1,
+        "share": 1,
+    }
+    assert met["all"] == 1 and met["paths"] == 2
+    assert "110.0 / 100.0" in text and "111.0 / 100.0 ✗" in text
+    assert "45.0 / 50.0" in text and "44.9 / 50.0 ✗" in text

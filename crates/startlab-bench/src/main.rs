@@ -31,6 +31,11 @@ const SCENARIOS: &[(&str, &str, &str)] = &[
         "NewReno, 40 Mbps, 100 ms, ssthresh 32, 20 s (Wang et al. 2004)",
         include_str!("../scenarios/d-newreno-40mbps-seed000.toml"),
     ),
+    (
+        "e",
+        "1 BBR flow (Linux stack), 100 Mbps, 100 ms, buffer BDP, 60 s",
+        include_str!("../scenarios/e-bbr-100mbps.toml"),
+    ),
 ];
 
 /// The scenarios of the ns-3 comparison (`make bench-ns3`, bench/ns3/): (a)-(d) with the settings
@@ -55,6 +60,11 @@ const NS3_SCENARIOS: &[(&str, &str, &str)] = &[
         "ns3-d",
         "Wang et al. 2004 Table 1: NewReno, 40 Mbps, 100 ms, ssthresh 32, 20 s",
         include_str!("../scenarios/ns3-d-seed000-table1.toml"),
+    ),
+    (
+        "ns3-e",
+        "1 BBR flow, 100 Mbps, 100 ms, buffer BDP, 60 s",
+        include_str!("../scenarios/ns3-e-bbr-100mbps.toml"),
     ),
 ];
 

@@ -34,6 +34,17 @@
  *   cwnd_event(..., enum tcp_ca_event)        nothing
  *   bool in_startup(...)                      cwnd < ssthresh (tcp_in_slow_start)
  *
+ * model-based congestion control (MODEL_OPS), run by the struct_ops startlab_model, whose
+ * cong_control replaces cong_avoid (and the stack's PRR and pacing rate) as in Linux's
+ * tcp_cong_control; no start-up algorithm replaces theirs
+ *   init(...)                                 nothing
+ *   __u32 ssthresh(...)                       required
+ *   cong_control(..., const struct rate_sample *)  required
+ *   set_state(..., __u8 new_state)            nothing
+ *   cwnd_event(..., enum tcp_ca_event)        nothing
+ *   __u32 undo_cwnd(...)                      tcp_reno_undo_cwnd
+ *   bool in_startup(...)                      cwnd < ssthresh (tcp_in_slow_start)
+ *
  * They mirror the Rust traits CongestionControl and SlowStart (crate startlab-core, cc/mod.rs),
  * whose default methods are the same; controller.bpf.c calls them in the order cc::WithStartup
  * does.
@@ -72,6 +83,19 @@
 	};                                                                              \
 	static const struct n##_ops n##_ops
 
+/* The same for model-based congestion control n. */
+#define MODEL_OPS(n)                                                                    \
+	struct n##_ops {                                                                \
+		void (*init)(HOOK_ARGS(n));                                             \
+		__u32 (*ssthresh)(HOOK_ARGS(n));                                        \
+		void (*cong_control)(HOOK_ARGS(n), const struct rate_sample *rs);       \
+		void (*set_state)(HOOK_ARGS(n), __u8 new_state);                        \
+		void (*cwnd_event)(HOOK_ARGS(n), enum tcp_ca_event ev);                 \
+		__u32 (*undo_cwnd)(HOOK_ARGS(n));                                       \
+		bool (*in_startup)(HOOK_ARGS(n));                                       \
+	};                                                                              \
+	static const struct n##_ops n##_ops
+
 /* Shared parts. */
 #include "rounds.h"
 
@@ -84,6 +108,7 @@
 #include "cc/gallop_vegas.bpf.c"
 #include "cc/westwood.bpf.c"      /* with startup/astart.bpf.c: the estimator rate.h */
 #include "cc/cubic.bpf.c"
+#include "cc/bbr.bpf.c"
 #include "startup/slow_start.bpf.c"
 #include "startup/astart.bpf.c"
 #include "startup/lss.bpf.c"
@@ -105,6 +130,10 @@
 	X(vegas)   \
 	X(gallop_vegas) \
 	X(cubic)
+
+/* Model-based controllers: run by the struct_ops startlab_model (cong_control). */
+#define MODEL_LIST(X) \
+	X(bbr)
 
 #define STARTUP_LIST(X) \
 	X(slow_start) \

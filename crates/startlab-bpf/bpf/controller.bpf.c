@@ -23,7 +23,7 @@ char _license[] SEC("license") = "GPL";
 
 /* The congestion controls; enumerator names are the simulator's (`-` written `_`). */
 #define CC_ENUM(n) startlab_config__cc__##n,
-enum startlab_config__cc { CC_LIST(CC_ENUM) };
+enum startlab_config__cc { CC_LIST(CC_ENUM) MODEL_LIST(CC_ENUM) };
 
 /* The slow-start algorithms; `default` is the congestion control's own. */
 #define STARTUP_ENUM(n) startlab_config__startup__##n,
@@ -50,6 +50,7 @@ struct startlab_config {
 	__u32 initial_ssthresh; /* segments; 0: Linux's (infinite) */
 	__u32 initial_window;   /* segments; 0: the route's (the simulator sets its own) */
 	CC_LIST(CONFIG_MEMBER)
+	MODEL_LIST(CONFIG_MEMBER)
 	STARTUP_LIST(CONFIG_MEMBER)
 };
 
@@ -60,6 +61,7 @@ struct flow {
 	struct flow_common c;
 	union {
 		CC_LIST(STATE_MEMBER)
+		MODEL_LIST(STATE_MEMBER)
 	} cc;
 	union {
 		STARTUP_LIST(STATE_MEMBER)
@@ -138,6 +140,21 @@ static __always_inline __u32 cc_undo_cwnd(struct ca *ca) { CC_LIST(CC_UNDO) retu
 #define CC_IN_STARTUP(n) CC_CALL(n, in_startup, in_slow_start(ca))
 static __always_inline bool cc_in_startup(struct ca *ca) { CC_LIST(CC_IN_STARTUP) return in_slow_start(ca); }
 
+#define MODEL_INIT(n) CC_CALL(n, init, NOTHING)
+static __always_inline void model_init(struct ca *ca) { MODEL_LIST(MODEL_INIT) }
+#define MODEL_SSTHRESH(n) REQUIRED(n, ssthresh) CC_CALL(n, ssthresh, 0)
+static __always_inline __u32 model_ssthresh(struct ca *ca) { MODEL_LIST(MODEL_SSTHRESH) return ca->tp->snd_ssthresh; }
+#define MODEL_CONG_CONTROL(n) REQUIRED(n, cong_control) CC_CALL(n, cong_control, NOTHING, rs)
+static __always_inline void model_cong_control(struct ca *ca, const struct rate_sample *rs) { MODEL_LIST(MODEL_CONG_CONTROL) }
+#define MODEL_SET_STATE(n) CC_CALL(n, set_state, NOTHING, new_state)
+static __always_inline void model_set_state(struct ca *ca, __u8 new_state) { MODEL_LIST(MODEL_SET_STATE) }
+#define MODEL_CWND_EVENT(n) CC_CALL(n, cwnd_event, NOTHING, ev)
+static __always_inline void model_cwnd_event(struct ca *ca, enum tcp_ca_event ev) { MODEL_LIST(MODEL_CWND_EVENT) }
+#define MODEL_UNDO(n) CC_CALL(n, undo_cwnd, tcp_reno_undo_cwnd(ca->sk))
+static __always_inline __u32 model_undo_cwnd(struct ca *ca) { MODEL_LIST(MODEL_UNDO) return tcp_reno_undo_cwnd(ca->sk); }
+#define MODEL_IN_STARTUP(n) CC_CALL(n, in_startup, in_slow_start(ca))
+static __always_inline bool model_in_startup(struct ca *ca) { MODEL_LIST(MODEL_IN_STARTUP) return in_slow_start(ca); }
+
 #define SS_INIT(n) STARTUP_CALL(n, init, NOTHING)
 static __always_inline void startup_init(struct ca *ca) { STARTUP_LIST(SS_INIT) }
 #define SS_ON_ACK(n) REQUIRED(n, on_ack) STARTUP_CALL(n, on_ack, 0, acked)
@@ -214,6 +231,38 @@ static __always_inline void report(struct ca *ca, __u8 state)
 			__builtin_memcpy(reason, th, REASON_LEN);
 		}
 		emit(ca, EVENT_EXIT, phase, reason, cwnd);
+	}
+	if (phase != ca->f->phase) {
+		char none[REASON_LEN] = {};
+
+		ca->f->phase = phase;
+		emit(ca, EVENT_PHASE, phase, none, cwnd_q16(ca));
+	}
+}
+
+/* After a hook of a model-based controller: its phase, and the end of its start-up, which only
+ * the controller decides (a loss does not end BBR's Startup). */
+static __always_inline void report_model(struct ca *ca, __u8 state)
+{
+	bool startup = model_in_startup(ca);
+	__u32 phase;
+
+	if (state == TCP_CA_Recovery || state == TCP_CA_CWR)
+		phase = PHASE_RECOVERY;
+	else if (state == TCP_CA_Loss)
+		phase = PHASE_LOSS;
+	else if (startup)
+		phase = PHASE_SLOW_START;
+	else
+		phase = PHASE_CONGESTION_AVOIDANCE;
+
+	if (!ca->f->exited && !startup) {
+		char reason[REASON_LEN] = "threshold";
+
+		if (ca->f->hint[0])
+			__builtin_memcpy(reason, ca->f->hint, REASON_LEN);
+		ca->f->exited = 1;
+		emit(ca, EVENT_EXIT, phase, reason, cwnd_q16(ca));
 	}
 	if (phase != ca->f->phase) {
 		char none[REASON_LEN] = {};
@@ -375,6 +424,98 @@ __u32 BPF_PROG(startlab_undo_cwnd, struct sock *sk)
 	return cc_undo_cwnd(&ca);
 }
 
+/* ---- the model-based controllers' hooks (struct_ops startlab_model) ------------------------- */
+
+SEC("struct_ops")
+void BPF_PROG(startlab_model_init, struct sock *sk)
+{
+	struct ca ca;
+
+	if (!ca_begin(&ca, sk, true))
+		return;
+	__builtin_memset(ca.f, 0, sizeof(struct flow));
+	if (config.initial_window)
+		ca.tp->snd_cwnd = config.initial_window;
+	ca.f->last_cwnd = ca.tp->snd_cwnd;
+	ca.f->phase = PHASE_SLOW_START;
+	/* The controller paces itself (bbr_init sets SK_PACING_NEEDED). */
+	model_init(&ca);
+	report_model(&ca, TCP_CA_Open);
+}
+
+SEC("struct_ops")
+void BPF_PROG(startlab_model_release, struct sock *sk)
+{
+	bpf_sk_storage_delete(&flows, sk);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(startlab_model_ssthresh, struct sock *sk)
+{
+	struct ca ca;
+
+	if (!ca_begin(&ca, sk, false))
+		return ((struct tcp_sock *)sk)->snd_ssthresh;
+	return model_ssthresh(&ca);
+}
+
+SEC("struct_ops")
+void BPF_PROG(startlab_model_cong_control, struct sock *sk, __u32 ack, int flag,
+	      const struct rate_sample *rs)
+{
+	struct ca ca;
+
+	if (!ca_begin(&ca, sk, false))
+		return;
+	model_cong_control(&ca, rs);
+	report_model(&ca, inet_csk_ca_state(sk));
+}
+
+SEC("struct_ops")
+void BPF_PROG(startlab_model_set_state, struct sock *sk, __u8 new_state)
+{
+	struct ca ca;
+
+	if (!ca_begin(&ca, sk, false))
+		return;
+	model_set_state(&ca, new_state);
+	report_model(&ca, new_state);
+}
+
+SEC("struct_ops")
+void BPF_PROG(startlab_model_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
+{
+	struct ca ca;
+
+	if (!ca_begin(&ca, sk, false))
+		return;
+	model_cwnd_event(&ca, ev);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(startlab_model_undo_cwnd, struct sock *sk)
+{
+	struct ca ca;
+
+	if (!ca_begin(&ca, sk, false))
+		return tcp_reno_undo_cwnd(sk);
+	return model_undo_cwnd(&ca);
+}
+
+/* The model-based controllers (MODEL_LIST): cong_control in place of cong_avoid. */
+SEC(".struct_ops.link")
+struct tcp_congestion_ops startlab_model = {
+	.init = (void *)startlab_model_init,
+	.release = (void *)startlab_model_release,
+	.ssthresh = (void *)startlab_model_ssthresh,
+	.cong_control = (void *)startlab_model_cong_control,
+	.set_state = (void *)startlab_model_set_state,
+	.cwnd_event = (void *)startlab_model_cwnd_event,
+	.undo_cwnd = (void *)startlab_model_undo_cwnd,
+	.name = "startlab_model",
+};
+
+/* The window-based controllers (CC_LIST) with any start-up algorithm. */
 SEC(".struct_ops.link")
 struct tcp_congestion_ops startlab = {
 	.init = (void *)startlab_init,

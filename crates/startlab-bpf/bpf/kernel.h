@@ -92,6 +92,8 @@ struct tcp_sock {
 	__u32 app_limited;
 	__u64 tcp_mstamp;
 	__u64 tcp_clock_cache;
+	__u64 tcp_wstamp_ns;    /* earliest departure time of the next segment (pacing) */
+	__u64 delivered_mstamp; /* when the last delivery was acknowledged, us */
 	__u32 total_retrans;
 	__u32 undo_marker; /* snd_una at the start of a reduction that may still be undone; 0: none */
 	__u8 is_cwnd_limited: 1;
@@ -134,7 +136,25 @@ struct ack_sample {
 	__u32 in_flight;
 } __PRESERVE;
 
-struct rate_sample;
+/* include/net/tcp.h: struct rate_sample, the argument of cong_control (tcp_rate.c) */
+struct rate_sample {
+	__u64 prior_mstamp;
+	__u32 prior_delivered;
+	__u32 prior_delivered_ce;
+	__s32 delivered;    /* -1: no timing information */
+	__s32 delivered_ce;
+	long interval_us;   /* -1: no valid rate */
+	__u32 snd_interval_us;
+	__u32 rcv_interval_us;
+	long rtt_us;        /* -1: no sample */
+	int losses;
+	__u32 acked_sacked;
+	__u32 prior_in_flight;
+	__u32 last_end_seq;
+	bool is_app_limited;
+	bool is_retrans;
+	bool is_ack_delayed;
+} __PRESERVE;
 
 struct tcp_congestion_ops {
 	__u32 (*ssthresh)(struct sock *sk);

@@ -103,6 +103,7 @@ pub fn read_object(path: &str) -> Result<Vec<u8>, String> {
 pub mod helper {
     pub const KTIME_GET_NS: u32 = 5;
     pub const TRACE_PRINTK: u32 = 6;
+    pub const GET_PRANDOM_U32: u32 = 7;
     pub const SK_STORAGE_GET: u32 = 107;
     pub const SK_STORAGE_DELETE: u32 = 108;
     pub const JIFFIES64: u32 = 118;
@@ -118,6 +119,7 @@ pub mod helper {
 pub const HELPERS: &[(u32, &str)] = &[
     (helper::KTIME_GET_NS, "bpf_ktime_get_ns"),
     (helper::TRACE_PRINTK, "bpf_trace_printk"),
+    (helper::GET_PRANDOM_U32, "bpf_get_prandom_u32"),
     (helper::SK_STORAGE_GET, "bpf_sk_storage_get"),
     (helper::SK_STORAGE_DELETE, "bpf_sk_storage_delete"),
     (helper::JIFFIES64, "bpf_jiffies64"),
@@ -142,8 +144,15 @@ fn err<T>(m: impl Into<String>) -> Result<T, String> {
 }
 
 impl Loaded {
-    /// Loads `elf`, or says what in it the simulator does not provide.
+    /// Loads `elf`, whose only `struct_ops` is the controller, or says what in it the
+    /// simulator does not provide.
     pub fn parse(elf: &[u8]) -> Result<Loaded, String> {
+        Self::parse_ops(elf, None)
+    }
+
+    /// Loads `elf` with its `struct_ops` variable `ops` as the controller (`None`: the only
+    /// one; an object with several must name one).
+    pub fn parse_ops(elf: &[u8], ops: Option<&str>) -> Result<Loaded, String> {
         let file = object::File::parse(elf).map_err(|e| format!("not an ELF object: {e}"))?;
         let btf_bytes = file
             .section_by_name(".BTF")
@@ -223,7 +232,7 @@ impl Loaded {
             let _ = sec_name;
         }
         // The struct_ops table: which program each member points at.
-        let (hooks, name) = struct_ops(&file, &btf, &by_symbol)?;
+        let (hooks, name) = struct_ops(&file, &btf, &by_symbol, ops)?;
         validate_hooks(&hooks, &name)?;
         Ok(Loaded {
             programs,
@@ -626,41 +635,90 @@ fn validate_hooks(hooks: &HashMap<String, usize>, name: &str) -> Result<(), Stri
     err(format!("the struct_ops \"{name}\" has no {missing}, which Linux requires of a congestion control (tcp_validate_congestion_control)"))
 }
 
-/// The `struct_ops` variable's members that point at programs, and its `name`.
+/// The `struct_ops` variable `ops` (the only one when `None`): its members that point at
+/// programs, and its `name`.
 fn struct_ops(
     file: &object::File,
     btf: &Btf,
     by_symbol: &HashMap<String, usize>,
+    ops: Option<&str>,
 ) -> Result<(HashMap<String, usize>, String), String> {
     let sec = file
         .sections()
         .find(|s| matches!(s.name(), Ok(".struct_ops.link") | Ok(".struct_ops")))
         .ok_or("the object has no struct_ops (SEC(\".struct_ops.link\"))")?;
     let data = sec.data().map_err(|e| e.to_string())?;
-    let ops = match btf.named("tcp_congestion_ops") {
+    let members = match btf.named("tcp_congestion_ops") {
         Some(Type::Struct { members, .. }) => members.clone(),
         _ => return err("the object's struct_ops is not a struct tcp_congestion_ops"),
+    };
+    // The variables of the section: (name, offset, size).
+    let mut variables: Vec<(String, u64, u64)> = file
+        .symbols()
+        .filter(|s| {
+            s.section_index() == Some(sec.index())
+                && s.size() > 0
+                && s.kind() == object::SymbolKind::Data
+        })
+        .map(|s| (s.name().unwrap_or("").to_string(), s.address(), s.size()))
+        .collect();
+    variables.sort_by_key(|v| v.1);
+    let names = || {
+        variables
+            .iter()
+            .map(|v| format!("\"{}\"", v.0))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (_, start, size) = match ops {
+        Some(want) => variables
+            .iter()
+            .find(|v| v.0 == want)
+            .cloned()
+            .ok_or_else(|| {
+                format!(
+                    "the object has no struct_ops \"{want}\" (it has {})",
+                    names()
+                )
+            })?,
+        None if variables.len() > 1 => {
+            return err(format!(
+                "the object has several struct_ops ({}): name the one to run (ops = \"NAME\")",
+                names()
+            ))
+        }
+        // One variable, or an object whose struct_ops has no symbol: the whole section.
+        None => variables
+            .first()
+            .cloned()
+            .unwrap_or_else(|| (String::new(), 0, data.len() as u64)),
     };
     let mut hooks = HashMap::new();
     for (off, r) in sec.relocations() {
         let RelocationTarget::Symbol(s) = r.target() else {
             continue;
         };
+        if off < start || off >= start + size {
+            continue;
+        }
         let sym = file.symbol_by_index(s).map_err(|e| e.to_string())?;
         let prog = sym.name().unwrap_or("");
-        let member = ops
+        let member = members
             .iter()
-            .find(|m| (m.bit_offset / 8) as u64 == off)
+            .find(|m| (m.bit_offset / 8) as u64 == off - start)
             .map(|m| m.name.clone())
             .unwrap_or_default();
         if let Some(&p) = by_symbol.get(prog) {
             hooks.insert(member, p);
         }
     }
-    let name = ops
+    let name = members
         .iter()
         .find(|m| m.name == "name")
-        .and_then(|m| data.get((m.bit_offset / 8) as usize..(m.bit_offset / 8) as usize + 16))
+        .and_then(|m| {
+            let at = start as usize + (m.bit_offset / 8) as usize;
+            data.get(at..at + 16)
+        })
         .map(|b| {
             String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(16)]).into_owned()
         })

@@ -49,6 +49,18 @@ impl std::fmt::Display for VmError {
     }
 }
 
+/// `bpf_get_prandom_u32` in the simulator: the high half of SplitMix64 (Steele, Lea and
+/// Flood 2014) stepped from the connection's seed, so that a run is the same for the same
+/// scenario and seed. A Rust model that draws as a port does (BBR's ProbeBW phase) calls this
+/// with the same seed, so both draw the same numbers.
+pub fn prandom_u32(state: &mut u64) -> u32 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    ((z ^ (z >> 31)) >> 32) as u32
+}
+
 /// One controller instance (one connection): the object, its memory and what it reported.
 #[derive(Clone, Debug)]
 pub struct Vm {
@@ -65,6 +77,8 @@ pub struct Vm {
     /// `bpf_ktime_get_ns` and `bpf_jiffies64` (at `hz`).
     pub now_ns: u64,
     pub hz: u64,
+    /// The state of `bpf_get_prandom_u32` ([`prandom_u32`]): the connection's seed.
+    pub prandom: u64,
     /// Instructions executed so far (for the cost measurements).
     pub executed: u64,
 }
@@ -142,6 +156,7 @@ impl Vm {
             reserved: None,
             now_ns: 0,
             hz: 1000,
+            prandom: 0,
             executed: 0,
         }
     }
@@ -298,6 +313,7 @@ impl Vm {
         Ok(match id {
             helper::KTIME_GET_NS => self.now_ns,
             helper::TRACE_PRINTK => 0,
+            helper::GET_PRANDOM_U32 => prandom_u32(&mut self.prandom) as u64,
             helper::JIFFIES64 => self.now_ns.saturating_mul(self.hz) / 1_000_000_000,
             helper::SK_STORAGE_GET => {
                 // bpf_sk_storage_get(map, sk, value, flags): one socket per instance.

@@ -5,14 +5,14 @@ use serde_json::json;
 use startlab_bpf::elf::Loaded;
 use startlab_bpf::events::{Event, KIND_EXIT};
 use startlab_bpf::layout::{get, known, put};
-use startlab_bpf::vm::{region_base, Vm, ACK_REGION, SOCK_REGION};
+use startlab_bpf::vm::{region_base, Vm, ACK_REGION, RATE_REGION, SOCK_REGION};
 use startlab_bpf::{ControllerSpec, Controllers};
 use startlab_core::cc::bpf::SimulatorCatalogue;
 use std::sync::Arc;
 
 fn vm_for(spec: &ControllerSpec) -> Vm {
     let c = Controllers::built().expect("the eBPF object is built");
-    let loaded = Arc::new(Loaded::parse(c.elf).unwrap());
+    let loaded = Arc::new(Loaded::parse_ops(c.elf, Some("startlab")).unwrap());
     let rodata = c.configure(spec, &SimulatorCatalogue).unwrap();
     let data = loaded
         .data
@@ -114,6 +114,29 @@ fn pkts_acked_reads_the_ack_sample() {
 /// A damaged object never panics the loader or the VM: 300 copies of the built object with a
 /// few bytes changed (seeded) are each loaded, and each one that loads is run through its hooks;
 /// every failure is an error value.
+/// startlab's object has two struct_ops: loading it must name one, and the error lists them.
+#[test]
+fn an_object_with_several_struct_ops_must_name_one() {
+    let c = Controllers::built().expect("the eBPF object is built");
+    let e = Loaded::parse(c.elf).unwrap_err();
+    assert!(
+        e.contains("several struct_ops")
+            && e.contains("\"startlab\"")
+            && e.contains("\"startlab_model\""),
+        "{e}"
+    );
+    let e = Loaded::parse_ops(c.elf, Some("other")).unwrap_err();
+    assert!(e.contains("no struct_ops \"other\""), "{e}");
+    let window = Loaded::parse_ops(c.elf, Some("startlab")).unwrap();
+    let model = Loaded::parse_ops(c.elf, Some("startlab_model")).unwrap();
+    assert_eq!(
+        (window.name.as_str(), model.name.as_str()),
+        ("startlab", "startlab_model")
+    );
+    assert!(window.hooks.contains_key("cong_avoid") && !window.hooks.contains_key("cong_control"));
+    assert!(model.hooks.contains_key("cong_control") && !model.hooks.contains_key("cong_avoid"));
+}
+
 #[test]
 fn damaged_objects_give_errors_not_panics() {
     let c = Controllers::built().expect("the eBPF object is built");
@@ -126,22 +149,40 @@ fn damaged_objects_give_errors_not_panics() {
         state.wrapping_mul(0x2545_f491_4f6c_dd1d)
     };
     let mut loaded_ok = 0;
-    for _ in 0..300 {
+    for k in 0..300 {
         let mut bytes = c.elf.to_vec();
         for _ in 0..1 + next() % 8 {
             let at = (next() % bytes.len() as u64) as usize;
             bytes[at] = next() as u8;
         }
-        let Ok(loaded) = Loaded::parse(&bytes) else {
+        // Either struct_ops of the object (cong_avoid's, or cong_control's).
+        let ops = if k % 2 == 0 {
+            "startlab"
+        } else {
+            "startlab_model"
+        };
+        let Ok(loaded) = Loaded::parse_ops(&bytes, Some(ops)) else {
             continue;
         };
         loaded_ok += 1;
         let data = loaded.data.iter().map(|d| d.bytes.clone()).collect();
         let mut vm = Vm::new(Arc::new(loaded), data);
-        for hook in ["init", "cong_avoid", "pkts_acked", "ssthresh", "set_state"] {
+        for hook in [
+            "init",
+            "cong_avoid",
+            "cong_control",
+            "pkts_acked",
+            "ssthresh",
+            "set_state",
+        ] {
             let _ = vm.call(
                 hook,
-                &[region_base(SOCK_REGION), region_base(ACK_REGION), 1],
+                &[
+                    region_base(SOCK_REGION),
+                    region_base(ACK_REGION),
+                    1,
+                    region_base(RATE_REGION),
+                ],
             );
         }
     }

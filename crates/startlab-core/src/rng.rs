@@ -27,6 +27,11 @@ impl Rng {
         Rng(inner)
     }
 
+    /// 64 uniform bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0.gen::<u64>()
+    }
+
     /// Uniform in [0, 1).
     pub fn uniform(&mut self) -> f64 {
         self.0.gen::<f64>()

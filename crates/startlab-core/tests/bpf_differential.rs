@@ -101,6 +101,7 @@ fn under_the_linux_stack_the_ports_follow_their_models() {
         ("newreno", "default"),
         ("cubic", "default"),
         ("cubic", "hystart"),
+        ("bbr", "default"),
     ] {
         for path in PATHS {
             let tcp = format!("linux:{}", path.2);

@@ -144,6 +144,8 @@ fn traffic() -> impl Strategy<Value = String> {
               prop::option::of((any::<usize>(), 0.0..1.0f64)),
               prop::option::of((any::<usize>(), 0.0..1.0f64)))
             .prop_map(|(cc, startup, tcp, count, start, size, stop, cc_param, startup_param)| {
+                // BBR's Startup is its own: no start-up algorithm replaces it.
+                let startup = if registry::startup_replaceable(cc) { startup } else { registry::DEFAULT_STARTUP };
                 let mut s = format!("kind = \"tcp\"\ncc = \"{cc}\"\nstartup = \"{startup}\"\ntcp = {tcp}\ncount = {count}\nstagger = \"50ms\"\nstart = \"{start}ms\"\nsize = {size}\n");
                 // A parameter of the controller or of the start-up algorithm, within its range.
                 if let Some(kv) = cc_param.and_then(|(i, t)| param_within(cc, i, t)) {

@@ -16,6 +16,9 @@ use std::sync::{Arc, Mutex};
 pub struct ObjectImage {
     pub elf: Arc<Vec<u8>>,
     pub sections: Vec<(String, Vec<u8>)>,
+    /// The `struct_ops` variable to register (`None`: the object's only one). startlab's
+    /// object has two: `startlab` (cong_avoid) and `startlab_model` (cong_control).
+    pub struct_ops: Option<String>,
 }
 
 /// The kernel's limit on a controller's name (TCP_CA_NAME_MAX, with the terminating NUL).
@@ -59,6 +62,13 @@ impl Registered {
                 map.set_initial_value(bytes)
                     .map_err(|e| format!("configuring the eBPF object: {e}"))?;
             } else if map.map_type() == MapType::StructOps {
+                match &image.struct_ops {
+                    Some(want) if *want != map_name => continue,
+                    None if struct_ops.is_some() => {
+                        return Err("the object has several struct_ops: name the one to run".into())
+                    }
+                    _ => {}
+                }
                 struct_ops = Some(map_name.clone());
                 let data = map
                     .initial_value_mut()
@@ -109,7 +119,7 @@ impl Registered {
             events,
             btf_bss_offset: btf.variable(".bss", "lost_events"),
             ring,
-            _link: link.ok_or("the object has no struct_ops map \"startlab\"")?,
+            _link: link.ok_or("the object has no such struct_ops map")?,
             _object: object,
         })
     }

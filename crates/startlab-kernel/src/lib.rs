@@ -16,6 +16,7 @@
 
 pub mod bpf;
 pub mod counters;
+pub mod diag;
 pub mod guard;
 pub mod plan;
 pub mod run;

@@ -286,13 +286,14 @@ fn kernel_control(
     let startup = controller.startup();
     // `bpf:NAME` asks for startlab's port even where Linux has the algorithm; `bpf:FILE.o` is
     // a user's object.
-    let (cc, forced) = match controller.algorithm() {
+    let (model, forced) = match controller.algorithm() {
         Algorithm::UserObject { path, object } => {
             return user_object(at, path, object, cc_params, cfg)
         }
-        Algorithm::Port { model, .. } => (model.cc_name(), true),
-        Algorithm::Model(model) => (model.cc_name(), false),
+        Algorithm::Port { model, .. } => (model, true),
+        Algorithm::Model(model) => (model, false),
     };
+    let cc = model.cc_name();
     let linux_sender = !forced
         && !own_initial_window
         && !cfg.initial_ssthresh.is_finite()
@@ -316,22 +317,11 @@ fn kernel_control(
                     return Ok(Control::BuiltIn("cubic", Some(m)));
                 }
             }
-            ("bbr", "default") if has("bbr") => {
-                bbr_as_linux(at, cc_params)?;
+            ("bbr", "default") if has("bbr") && bbr_as_linux(cc_params) => {
                 return Ok(Control::BuiltIn("bbr", None));
             }
             _ => {}
         }
-    }
-    if cc == "bbr" {
-        return Err(refuse(
-            format!("{at}.cc"),
-            if has("bbr") {
-                "Linux's bbr runs only with the kernel's initial window and ssthresh and tcp.pacing \"none\" or \"linux\" (BBR paces itself); startlab has no eBPF port of BBR v1 for other settings".to_string()
-            } else {
-                "this kernel has no bbr (tcp_available_congestion_control), and startlab has no eBPF port of BBR v1".to_string()
-            },
-        ));
     }
     let (resolved_cc, resolved_startup) = controller.resolved_params();
     let spec = ControllerSpec {
@@ -373,30 +363,25 @@ fn kernel_control(
         image: ObjectImage {
             elf: Arc::new(controllers.elf.to_vec()),
             sections: vec![(".rodata".into(), rodata)],
+            struct_ops: Some(startlab_core::cc::bpf::own_struct_ops(model).to_string()),
         },
     }))
 }
 
-/// Linux's bbr has no parameters (tcp_bbr.c's constants are compiled in): a scenario's
-/// `cc_params` must be its values. `hz` is the kernel's own clock (a different `tcp.hz` is
-/// listed by `startlab kernel check`).
-fn bbr_as_linux(at: &str, cc_params: &[(String, Value)]) -> Result<(), ScenarioError> {
+/// Whether a scenario's BBR is Linux's: tcp_bbr.c's constants are compiled in, so every given
+/// parameter must be its value (else startlab's port runs). `hz` is the kernel's own clock (a
+/// different `tcp.hz` is listed by `startlab kernel check`).
+fn bbr_as_linux(cc_params: &[(String, Value)]) -> bool {
     let linux = serde_json::to_value(startlab_core::cc::bbr::BbrConfig::default())
         .expect("BBR's configuration serializes");
-    for (name, value) in cc_params {
+    cc_params.iter().all(|(name, value)| {
         let kernel = &linux[name.as_str()];
-        let same = match (value.as_f64(), kernel.as_f64()) {
-            (Some(a), Some(b)) => a == b,
-            _ => value == kernel,
-        };
-        if name != "hz" && !same {
-            return Err(refuse(
-                format!("{at}.cc_params.{name}"),
-                format!("{value} differs from Linux's bbr ({kernel}), whose constants are compiled in; startlab has no eBPF port of BBR v1 to run other values"),
-            ));
-        }
-    }
-    Ok(())
+        name == "hz"
+            || match (value.as_f64(), kernel.as_f64()) {
+                (Some(a), Some(b)) => a == b,
+                _ => value == kernel,
+            }
+    })
 }
 
 /// A user's object (`cc = "bpf:FILE.o"`): its data sections with each `cc_params` entry written
@@ -432,6 +417,7 @@ fn user_object(
         image: ObjectImage {
             elf: image.elf,
             sections: image.sections,
+            struct_ops: image.struct_ops,
         },
     }))
 }
@@ -900,6 +886,38 @@ mod tests {
             ("reno", None)
         );
         assert!(p.controllers.is_empty());
+    }
+
+    /// BBR with tcp_bbr.c's constants is Linux's bbr; with other values, startlab's port,
+    /// registered from the struct_ops that has cong_control.
+    #[test]
+    fn bbr_is_linuxs_with_the_kernels_constants_and_the_port_otherwise() {
+        let p = plan(
+            &resolved("[[flows]]\npair = 0\ncc = \"bbr\"\n[[flows]]\npair = 1\ncc = \"bbr\"\ncc_params = { high_gain = 2.885 }\n[[flows]]\npair = 1\ncc = \"bbr\"\ncc_params = { cwnd_gain = 2.0, hz = 250 }\n"),
+            &kernel(),
+        )
+        .unwrap();
+        let c = &p.connections;
+        assert_eq!(
+            c.iter().map(|c| (c.cc.as_str(), c.bpf)).collect::<Vec<_>>(),
+            [("bbr", None), ("startlab_0", Some(0)), ("bbr", None)]
+        );
+        let port = &p.controllers[0];
+        assert_eq!(port.spec.cc, "bbr");
+        assert_eq!(port.image.struct_ops.as_deref(), Some("startlab_model"));
+        // Without bbr in the kernel, the port runs it.
+        let p = plan(
+            &resolved("[[flows]]\ncc = \"bbr\"\n"),
+            &["reno".to_string(), "cubic".to_string()],
+        )
+        .unwrap();
+        assert_eq!(p.connections[0].cc, "startlab_0");
+        // A window-based port is registered from the other struct_ops.
+        let p = plan(&resolved("[[flows]]\ncc = \"westwood\"\n"), &kernel()).unwrap();
+        assert_eq!(
+            p.controllers[0].image.struct_ops.as_deref(),
+            Some("startlab")
+        );
     }
 
     #[test]

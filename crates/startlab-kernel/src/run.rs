@@ -11,6 +11,7 @@
 
 use crate::bpf::Registered;
 use crate::counters::{hystart_between, netstat, CounterSampler};
+use crate::diag::{DiagReading, DiagSampler};
 use crate::guard::{RunLock, LOCK_FILE};
 use crate::plan::{bpf_name, plan, HostTcp, KernelPlan};
 use crate::series::{CounterReading, HystartEvidence};
@@ -364,6 +365,18 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
         .iter()
         .map(|&src| (src, CounterSampler::start(&host(src).host, 5_000_000)))
         .collect();
+    // BBR reports its model (bandwidth, min RTT, gains) to sock_diag only: each namespace with
+    // a flow of the kernel's bbr is dumped every 10 ms, keeping its BBR sockets.
+    let bbr_hosts: std::collections::BTreeSet<&str> = plan
+        .connections
+        .iter()
+        .filter(|c| c.cc == "bbr")
+        .map(|c| c.src.as_str())
+        .collect();
+    let diag_samplers: Vec<DiagSampler> = bbr_hosts
+        .iter()
+        .map(|&src| DiagSampler::start(&host(src).host, 10_000_000, |r| r.bbr.is_some()))
+        .collect();
     let t0 = monotonic_ns() + LEAD_NS;
     let recorder = Recorder::new(s.measure.clone(), s.network.links.len(), s.end());
     let emulator = Emulator::start(
@@ -446,6 +459,11 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
         .into_iter()
         .filter_map(|(src, sampler)| sampler.finish().ok().map(|r| (src, r)))
         .collect();
+    let mut diag: Vec<DiagReading> = Vec::new();
+    for sampler in diag_samplers {
+        diag.extend(sampler.finish().map_err(failed("sock_diag"))?);
+    }
+    diag.sort_by_key(|r| r.time_ns);
     let emulated = emulator.finish().map_err(failed("link emulator"))?;
     let records = tracer.records().map_err(failed("trace"))?;
     let bpf_events: Vec<startlab_bpf::events::Event> =
@@ -506,6 +524,7 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
         &hystart,
         &records,
         &bpf_events,
+        &diag,
         emulated,
         &mut facts,
     );
@@ -536,6 +555,7 @@ fn assemble(
     hystart: &[HystartEvidence],
     records: &trace::Records,
     bpf_events: &[startlab_bpf::events::Event],
+    diag: &[DiagReading],
     emulated: EmulatorReport,
     facts: &mut KernelFacts,
 ) -> Report {
@@ -549,6 +569,7 @@ fn assemble(
             end_ns,
             hystart,
             bpf_events,
+            diag,
             datagrams: &plan.datagrams,
             udp,
             network: &s.network,

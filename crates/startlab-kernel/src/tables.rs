@@ -1,6 +1,7 @@
 //! The kernel run's flows and flow series, in the simulator's tables (`measure::schema`), from
 //! the plan, what each connection became and the trace.
 
+use crate::diag::DiagReading;
 use crate::plan::{Connection, Datagrams};
 use crate::series::KernelExit;
 use crate::series::{bbr_startup_exit, flow_samples, slow_start_exit, HystartEvidence};
@@ -27,11 +28,26 @@ pub struct RunFacts<'a> {
     pub hystart: &'a [HystartEvidence<'a>],
     /// What startlab's eBPF controllers reported (every controller's, every connection's).
     pub bpf_events: &'a [Event],
+    /// The sock_diag readings of the BBR connections, in time order.
+    pub diag: &'a [DiagReading],
     /// The UDP sources and what became of them.
     pub datagrams: &'a [Datagrams],
     pub udp: &'a [UdpOutcome],
     /// For the hosts' names of the UDP rows.
     pub network: &'a Network,
+}
+
+/// A socket dump's rates and BBR report as the series' columns (payload rates, as Linux
+/// computes them).
+fn model_columns(row: &mut startlab_core::measure::FlowSample, r: &DiagReading) {
+    row.pacing_rate_bps = Some(r.pacing_rate as f64 * 8.0);
+    if let Some(b) = r.bbr {
+        row.model_bw_bps = Some(b.bw_bytes_per_s as f64 * 8.0);
+        row.model_min_rtt_ns = Some(b.min_rtt_us as i64 * 1000);
+        row.pacing_gain = Some(b.pacing_gain as f64 / 256.0);
+        row.cwnd_gain = Some(b.cwnd_gain as f64 / 256.0);
+        row.model_state = b.mode().map(str::to_string);
+    }
 }
 
 fn since(t: u64, start: u64) -> i64 {
@@ -105,6 +121,11 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
             slow_start_exit(&probes, &states, run.hystart[i])
         };
         let startup_end = exit.as_ref().map_or(u64::MAX, |e| e.time_ns);
+        let diag: Vec<&DiagReading> = run
+            .diag
+            .iter()
+            .filter(|r| r.sport == port && r.saddr.to_string() == addr && r.time_ns >= o.opened_ns)
+            .collect();
         for mut row in flow_samples(
             c.flow,
             &probes,
@@ -118,6 +139,12 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
                 if let Some(&(_, p)) = phases.iter().rev().find(|(at, _)| *at <= t) {
                     row.phase = p;
                 }
+            }
+            // BBR's model from the last socket dump at or before the record (every 10 ms).
+            let t = row.time_ns as u64 + run.start_ns;
+            let k = diag.partition_point(|r| r.time_ns <= t);
+            if let Some(r) = k.checked_sub(1).map(|k| diag[k]) {
+                model_columns(&mut row, r);
             }
             if c.cc == "bbr"
                 && row.phase == Phase::SlowStart as u8

@@ -117,6 +117,7 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
         end_ns: t0 + 1_000_000_000,
         hystart: &[HystartEvidence::None, HystartEvidence::None],
         bpf_events: &[],
+        diag: &[],
         datagrams: &[],
         udp: &[],
         network: &startlab_core::net::Network::default(),

@@ -144,6 +144,22 @@ KINDS: dict[str, MetricKind] = {
             column="ss_exit_reason",
         ),
         MetricKind(
+            "exit_bw",
+            "flow",
+            "a model-based controller's (BBR's) bandwidth estimate when its start-up ended "
+            "(the first sample at or after the exit; null: never, or not model-based)",
+            "bit/s",
+            _FLOW_PARAMS,
+        ),
+        MetricKind(
+            "share",
+            "flow",
+            "the flow's fraction of the TCP flows' goodput, over the run or [from, to]",
+            "fraction",
+            (*_FLOW_PARAMS, *_WINDOW),
+            default_stat="min",
+        ),
+        MetricKind(
             "completion_time",
             "flow",
             "time from start to the last byte of a finite flow (statistics over the flows "
@@ -718,7 +734,48 @@ def _statistic(values: np.ndarray, stat: str) -> float | None:
     return float(np.std(values, ddof=1)) if values.size > 1 else None
 
 
+def _exit_bw(context: _Context, flow: int, exit_s: float | None) -> float:
+    """The model's bandwidth estimate at the first sample at or after the start-up's end."""
+    if exit_s is None:
+        return float("nan")
+    start = int(context.flow_row(flow)["start_ns"])
+    at = start + round(exit_s * NS_PER_S)
+    rows = (
+        context.result.flow_series.filter(
+            (pl.col("flow") == flow)
+            & (pl.col("time_ns") >= at)
+            & pl.col("model_bw_bps").is_not_null()
+        )
+        .sort("time_ns")
+        .head(1)
+    )
+    return float(rows["model_bw_bps"][0]) if rows.height else float("nan")
+
+
 def _per_flow(context: _Context, metric: Metric, flows: pl.DataFrame) -> np.ndarray:
+    if metric.kind == "exit_bw":
+        return np.array(
+            [
+                _exit_bw(context, int(f), None if e is None else float(e))
+                for f, e in zip(flows["flow"].to_list(), flows["ss_exit_s"].to_list(), strict=True)
+            ],
+            dtype=np.float64,
+        )
+    if metric.kind == "share":
+        everyone = context.tcp_flows(None)
+        start, end = context.window(metric)
+        windowed = metric.param("from") is not None or metric.param("to") is not None
+        if windowed:
+            delivered = context.delivered_between(everyone["flow"].to_list(), start, end)
+        else:
+            delivered = everyone["delivered_bytes"].cast(pl.Float64).to_numpy()
+        total = float(np.sum(delivered))
+        by_flow = dict(zip(everyone["flow"].to_list(), delivered, strict=True))
+        return np.array(
+            [by_flow.get(f, float("nan")) / total if total > 0 else float("nan")
+             for f in flows["flow"].to_list()],
+            dtype=np.float64,
+        )
     windowed = metric.param("from") is not None or metric.param("to") is not None
     if windowed and metric.kind in ("goodput", "delivered"):
         start, end = context.window(metric)

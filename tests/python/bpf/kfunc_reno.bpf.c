@@ -63,3 +63,32 @@ struct tcp_congestion_ops kreno = {
 	.undo_cwnd = (void *)kreno_undo_cwnd,
 	.name = "kreno",
 };
+
+#ifdef TWO_OPS
+/* With -DTWO_OPS, a second controller in the same object: a window that never grows. An object
+ * with two struct_ops runs only with the one it names ({ bpf = "FILE.o", ops = "kfrozen" }). */
+SEC("struct_ops")
+void BPF_PROG(kfrozen_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(kfrozen_ssthresh, struct sock *sk)
+{
+	return tcp_reno_ssthresh(sk);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(kfrozen_undo_cwnd, struct sock *sk)
+{
+	return tcp_reno_undo_cwnd(sk);
+}
+
+SEC(".struct_ops.link")
+struct tcp_congestion_ops kfrozen = {
+	.ssthresh = (void *)kfrozen_ssthresh,
+	.cong_avoid = (void *)kfrozen_cong_avoid,
+	.undo_cwnd = (void *)kfrozen_undo_cwnd,
+	.name = "kfrozen",
+};
+#endif

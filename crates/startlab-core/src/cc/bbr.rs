@@ -22,6 +22,7 @@ use crate::rng::Rng;
 use crate::time::{Duration, Time};
 use crate::units::Rate;
 use serde::{Deserialize, Serialize};
+use startlab_bpf::vm::prandom_u32;
 
 /// Bandwidth unit: packets per microsecond, scaled by 2^24 (`BW_SCALE`).
 const BW_SCALE: u32 = 24;
@@ -238,8 +239,9 @@ pub struct Bbr {
 
     /// The socket's pacing rate, payload bytes per second (`sk_pacing_rate`).
     pacing_rate: u64,
-    /// The ProbeBW phase randomisation (`prandom_u32_max`), seeded per flow.
-    rng: Option<Rng>,
+    /// The state of the ProbeBW phase draws (`prandom_u32_max`): the connection's seed, stepped
+    /// as the simulator's `bpf_get_prandom_u32` steps it, so that the port draws the same.
+    prandom: u64,
 
     min_rtt_us: u32,
     min_rtt_stamp: u32,
@@ -298,7 +300,7 @@ impl Bbr {
             extra_acked_gain: unit(c.extra_acked_gain),
             c,
             pacing_rate: 0,
-            rng: None,
+            prandom: 0,
             min_rtt_us: u32::MAX,
             min_rtt_stamp: 0,
             probe_rtt_done_stamp: 0,
@@ -554,10 +556,7 @@ impl Bbr {
     fn reset_probe_bw_mode(&mut self, tcb: &Tcb) {
         self.mode = BbrMode::ProbeBw;
         // prandom_u32_max(bbr_cycle_rand = 7): 0..=6.
-        let r = match &mut self.rng {
-            Some(rng) => (rng.uniform() * 7.0) as u8 % 7,
-            None => 0,
-        };
+        let r = ((prandom_u32(&mut self.prandom) as u64 * 7) >> 32) as u8;
         self.cycle_idx = CYCLE_LEN - 1 - r;
         self.advance_cycle_phase(tcb);
     }
@@ -953,8 +952,8 @@ impl CongestionControl for Bbr {
         self.mode == BbrMode::Startup
     }
 
-    fn seed(&mut self, rng: Rng) {
-        self.rng = Some(rng);
+    fn seed(&mut self, mut rng: Rng) {
+        self.prandom = rng.next_u64();
     }
 
     fn model_state(&self, tcb: &Tcb) -> Option<ModelState> {

@@ -411,6 +411,11 @@ pub fn algorithms() -> Vec<AlgorithmInfo> {
 /// slow start can replace theirs.
 const OWN_STARTUP: &[&str] = &["bbr"];
 
+/// Whether a `startup` may replace controller `cc`'s slow start (not BBR's Startup).
+pub fn startup_replaceable(cc: &str) -> bool {
+    !OWN_STARTUP.contains(&cc)
+}
+
 /// The name `startup` takes to mean "the controller's own slow start".
 pub const DEFAULT_STARTUP: &str = "default";
 
@@ -481,7 +486,7 @@ impl Model {
                 ),
             })?;
         let make_cc = (entry.prepare)(cc_params).map_err(|e| param_field("cc_params", e))?;
-        if startup != DEFAULT_STARTUP && OWN_STARTUP.contains(&entry.name) {
+        if startup != DEFAULT_STARTUP && !startup_replaceable(entry.name) {
             return Err(BuildError {
                 field: "startup".into(),
                 message: format!(

@@ -141,7 +141,10 @@ impl Driver {
         self.tcb.ca_state = CaState::Recovery;
         self.tcb.prior_cwnd = self.tcb.cwnd;
         self.tcb.ssthresh = self.cc.ssthresh(&mut self.tcb, self.now);
-        self.tcb.cwnd = self.tcb.ssthresh;
+        // As the stacks: a controller with cong_control keeps cwnd its own in recovery.
+        if !self.cc.has_cong_control() {
+            self.tcb.cwnd = self.tcb.ssthresh;
+        }
         // The lost segment leaves the flight (it is retransmitted and acknowledged later).
         if self.outstanding.pop_front().is_some() {
             self.tcb.snd_una += 1;

@@ -410,30 +410,29 @@ pub struct WindowSpec {
     pub to: DurationText,
 }
 
-/// `cc` as a string, or as `{ bpf = "FILE.o" }` (written back as `"bpf:FILE.o"`).
+/// `cc` as a string, or as `{ bpf = "FILE.o" }` or `{ bpf = "FILE.o", ops = "NAME" }` (the
+/// object's struct_ops variable NAME, for an object with several), written back as
+/// `"bpf:FILE.o"` or `"bpf:FILE.o#NAME"`.
 fn cc_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Cc {
-        Name(String),
-        Object { bpf: String },
-    }
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Object {
         bpf: String,
+        ops: Option<String>,
     }
     let v = serde_json::Value::deserialize(d)?;
     if let serde_json::Value::Object(_) = &v {
         let o: Object = serde_json::from_value(v).map_err(|e| {
             serde::de::Error::custom(format!(
-                "a table for cc names an eBPF object: {{ bpf = \"FILE.o\" }} ({e})"
+                "a table for cc names an eBPF object: {{ bpf = \"FILE.o\" }}, and for an object with several struct_ops the one to run: {{ bpf = \"FILE.o\", ops = \"NAME\" }} ({e})"
             ))
         })?;
-        return Ok(Some(format!("bpf:{}", o.bpf)));
+        return Ok(Some(match o.ops {
+            Some(ops) => format!("bpf:{}#{ops}", o.bpf),
+            None => format!("bpf:{}", o.bpf),
+        }));
     }
-    match serde_json::from_value::<Cc>(v).map_err(serde::de::Error::custom)? {
-        Cc::Name(n) => Ok(Some(n)),
-        Cc::Object { bpf } => Ok(Some(format!("bpf:{bpf}"))),
-    }
+    serde_json::from_value::<String>(v)
+        .map(Some)
+        .map_err(serde::de::Error::custom)
 }

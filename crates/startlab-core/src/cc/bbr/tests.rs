@@ -211,11 +211,15 @@ fn drain_ends_when_the_queue_is_gone_and_probe_bw_cycles() {
     t.in_flight = 14;
     round(&mut b, &mut t, 6, 10);
     assert_eq!(b.mode(), BbrMode::ProbeBw);
-    // Unseeded, r = 0: cycle_idx 7 advanced to 0, the probing phase (5/4).
-    assert_eq!(b.cycle_idx, 0);
-    assert_eq!(b.pacing_gain, 320);
+    // Unseeded (state 0): the first draw is 0xe220a839, r = 0xe220a839 x 7 >> 32 = 6:
+    // cycle_idx 7 - 6 = 1 advanced to 2, a phase at gain 1.
+    assert_eq!(prandom_u32(&mut 0), 0xe220_a839);
+    assert_eq!(b.cycle_idx, 2);
+    assert_eq!(b.pacing_gain, 256);
     assert_eq!(b.cycle_mstamp, 600_000);
     // The probing phase lasts at least min_rtt and until inflight reaches 5/4 × BDP, or a loss.
+    b.cycle_idx = 0;
+    b.update_gains();
     t.delivered_mstamp = at(750);
     let mut rs = sample(t.delivered, 0, ms(100), 1);
     rs.prior_in_flight = 10;

@@ -73,13 +73,13 @@ pub fn configure(spec: &ControllerSpec) -> Result<Vec<u8>, ConfigError> {
 
 /// A loaded object, shared by every connection that runs it (keyed by what was loaded: see
 /// [`object_key`] for a user's).
-fn load(key: &str, elf: &[u8]) -> Result<Arc<Loaded>, String> {
+fn load(key: &str, elf: &[u8], ops: Option<&str>) -> Result<Arc<Loaded>, String> {
     static CACHE: OnceLock<Mutex<HashMap<String, Arc<Loaded>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     if let Some(l) = cache.lock().unwrap().get(key) {
         return Ok(l.clone());
     }
-    let loaded = Arc::new(Loaded::parse(elf)?);
+    let loaded = Arc::new(Loaded::parse_ops(elf, ops)?);
     cache
         .lock()
         .unwrap()
@@ -109,6 +109,8 @@ pub struct BpfFactory {
     hz: u64,
     /// A user's object as read from its file (`None` for startlab's own).
     user_elf: Option<Arc<Vec<u8>>>,
+    /// The struct_ops variable loaded (`None`: the object's only one).
+    struct_ops: Option<String>,
 }
 
 impl fmt::Debug for BpfFactory {
@@ -126,6 +128,7 @@ fn refuse(field: &str, message: impl Into<String>) -> BuildError {
 
 /// Whether the target of `bpf:TARGET` is a user's object (a file) rather than a model's port.
 pub fn is_user_object(target: &str) -> bool {
+    let target = split_ops(target).0;
     target.ends_with(".o") || target.contains('/')
 }
 
@@ -169,6 +172,16 @@ pub fn port_model(
     })
 }
 
+/// Which `struct_ops` of startlab's object runs `model`: `startlab_model` (cong_control) for a
+/// model-based controller, `startlab` (cong_avoid, with any start-up algorithm) otherwise.
+pub fn own_struct_ops(model: &Model) -> &'static str {
+    if model.build().has_cong_control() {
+        "startlab_model"
+    } else {
+        "startlab"
+    }
+}
+
 /// startlab's own object, configured for `model` with the values its parameters run with.
 pub fn port_factory(model: &Model) -> Result<BpfFactory, BuildError> {
     let resolved = model.resolved_params()?;
@@ -185,7 +198,8 @@ pub fn port_factory(model: &Model) -> Result<BpfFactory, BuildError> {
     let rodata = controllers
         .configure(&spec, &SimulatorCatalogue)
         .map_err(|e| refuse(&e.field, e.message))?;
-    let loaded = load("startlab", controllers.elf).map_err(|e| refuse("cc", e))?;
+    let ops = own_struct_ops(model);
+    let loaded = load(ops, controllers.elf, Some(ops)).map_err(|e| refuse("cc", e))?;
     let data: Vec<Vec<u8>> = loaded
         .data
         .iter()
@@ -204,18 +218,30 @@ pub fn port_factory(model: &Model) -> Result<BpfFactory, BuildError> {
         code,
         hz: 1000,
         user_elf: None,
+        struct_ops: Some(ops.to_string()),
     })
 }
 
-/// A user's object: loaded from `path`, each parameter written into the `.rodata` variable of
-/// its name.
-fn user_factory(path: &str, cc_params: &Params, startup: &str) -> Result<BpfFactory, BuildError> {
+/// `FILE.o#NAME` as the file and the struct_ops variable NAME (`{ bpf = "FILE.o", ops = "NAME"
+/// }`), or the file alone.
+pub fn split_ops(target: &str) -> (&str, Option<&str>) {
+    match target.rsplit_once('#') {
+        Some((path, ops)) if !ops.is_empty() && !ops.contains('/') => (path, Some(ops)),
+        _ => (target, None),
+    }
+}
+
+/// A user's object: loaded from `path` (`FILE.o`, or `FILE.o#NAME` for its struct_ops NAME),
+/// each parameter written into the `.rodata` variable of its name.
+fn user_factory(target: &str, cc_params: &Params, startup: &str) -> Result<BpfFactory, BuildError> {
+    let (path, ops) = split_ops(target);
     if startup != super::registry::DEFAULT_STARTUP {
         return Err(refuse("startup", "a user's eBPF object is a whole controller; its start-up is its own (leave startup out)"));
     }
     let elf = startlab_bpf::elf::read_object(path)
         .map_err(|e| refuse("cc", format!("{PREFIX}{path}: {e}")))?;
-    let loaded = load(&object_key(&elf), &elf).map_err(|e| refuse("cc", format!("{path}: {e}")))?;
+    let key = format!("{}#{}", object_key(&elf), ops.unwrap_or(""));
+    let loaded = load(&key, &elf, ops).map_err(|e| refuse("cc", format!("{path}: {e}")))?;
     let mut data: Vec<Vec<u8>> = loaded.data.iter().map(|d| d.bytes.clone()).collect();
     let mut hz = 1000;
     for (name, value) in cc_params {
@@ -244,6 +270,7 @@ fn user_factory(path: &str, cc_params: &Params, startup: &str) -> Result<BpfFact
         code,
         hz,
         user_elf: Some(Arc::new(elf)),
+        struct_ops: ops.map(str::to_string),
     })
 }
 
@@ -252,6 +279,8 @@ fn user_factory(path: &str, cc_params: &Params, startup: &str) -> Result<BpfFact
 pub struct UserImage {
     pub elf: Arc<Vec<u8>>,
     pub sections: Vec<(String, Vec<u8>)>,
+    /// The struct_ops variable to register (`None`: the object's only one).
+    pub struct_ops: Option<String>,
 }
 
 impl BpfFactory {
@@ -271,7 +300,11 @@ impl BpfFactory {
             .filter(|(d, _)| d.name != ".bss")
             .map(|(d, bytes)| (d.name.clone(), bytes.clone()))
             .collect();
-        Some(UserImage { elf, sections })
+        Some(UserImage {
+            elf,
+            sections,
+            struct_ops: self.struct_ops.clone(),
+        })
     }
 
     /// One connection's controller.
@@ -295,6 +328,7 @@ impl BpfFactory {
             failed: None,
             phase: None,
             hooks,
+            filled: Filled::default(),
         }
     }
 }
@@ -311,6 +345,18 @@ pub struct BpfController {
     /// The programs of init, ssthresh, cong_avoid, set_state, cwnd_event, pkts_acked,
     /// undo_cwnd and cong_control, looked up once (they run on every ACK).
     hooks: [Option<usize>; 8],
+    /// What the socket image was given of the fields a program may write besides cwnd and
+    /// ssthresh, to tell the program's writes from the sender's.
+    filled: Filled,
+}
+
+/// See [`BpfController::filled`].
+#[derive(Copy, Clone, Debug, Default)]
+struct Filled {
+    /// `sk_pacing_rate` (payload bytes per second), and the sender's rate it was written for.
+    pacing_rate: u64,
+    published: Option<crate::units::Rate>,
+    app_limited: u64,
 }
 
 impl fmt::Debug for BpfController {
@@ -409,6 +455,28 @@ impl BpfController {
         );
         put(sk, f.sack_ok, 1);
         put(sk, f.ca_state, ca_state(tcb.ca_state));
+        put(sk, f.lost, tcb.lost & 0xffff_ffff);
+        put(
+            sk,
+            f.delivered_mstamp,
+            tcb.delivered_mstamp.as_nanos() / 1000,
+        );
+        put(sk, f.tcp_wstamp_ns, tcb.next_departure.max(now).as_nanos());
+        put(sk, f.sk_max_pacing_rate, u64::MAX);
+        // Linux's app_limited is 0 or the delivered count that ends the bubble (never 0).
+        let app_limited = tcb.app_limited.map_or(0, |x| (x & 0xffff_ffff).max(1));
+        put(sk, f.app_limited, app_limited);
+        self.filled.app_limited = app_limited;
+        // sk_pacing_rate is the program's own (payload bytes per second) unless the sender
+        // changed the rate since the program last set it.
+        if tcb.pacing_rate != self.filled.published {
+            let rate = tcb.pacing_rate.map_or(0, |r| {
+                (r.bps() as u128 * mss as u128 / tcb.wire_bytes.max(1) as u128 / 8) as u64
+            });
+            put(sk, f.sk_pacing_rate, rate);
+            self.filled.published = tcb.pacing_rate;
+        }
+        self.filled.pacing_rate = layout::get(sk, f.sk_pacing_rate);
     }
 
     /// What the program wrote, back into the sender's state, and its reports.
@@ -425,6 +493,21 @@ impl BpfController {
         } else {
             ssthresh as f64
         };
+        // A pacing rate the program set (payload bytes per second, Linux's sk_pacing_rate):
+        // the sender spaces wire bytes, so it is scaled by wire / payload bytes.
+        let pacing = layout::get(self.vm.sock(), f.sk_pacing_rate);
+        if pacing != self.filled.pacing_rate {
+            let wire = tcb.wire_bytes as u128;
+            let bps = pacing as u128 * 8 * wire / tcb.mss_bytes.max(1) as u128;
+            tcb.pacing_rate = (pacing > 0)
+                .then(|| crate::units::Rate::from_bps(bps.clamp(1, u64::MAX as u128) as u64));
+            self.filled.published = tcb.pacing_rate;
+            self.filled.pacing_rate = pacing;
+        }
+        let app_limited = layout::get(self.vm.sock(), f.app_limited);
+        if app_limited != self.filled.app_limited {
+            tcb.app_limited = (app_limited != 0).then_some(app_limited);
+        }
         for record in self.vm.events.drain(..) {
             let Some(e) = Event::decode(&record) else {
                 continue;
@@ -530,7 +613,7 @@ impl BpfController {
 /// alone would see nanoseconds). What [`Shadow`]s of one flow found.
 #[derive(Clone, Debug, Default)]
 pub struct Differences {
-    /// Hook calls compared, and of them `cong_avoid` calls (ACKs).
+    /// Hook calls compared, and of them `cong_avoid` or `cong_control` calls (ACKs).
     pub hooks: u64,
     pub acks: u64,
     /// Largest |cwnd(port) - cwnd(model)| after a hook, segments, and relative to the model's.
@@ -631,7 +714,7 @@ impl Shadow {
         let p = g(&mut self.port, &mut copy);
         let mut log = self.log.lock().unwrap();
         log.hooks += 1;
-        if hook == "cong_avoid" {
+        if matches!(hook, "cong_avoid" | "cong_control") {
             log.acks += 1;
         }
         if let (None, Some(e)) = (&log.error, self.port.error()) {
@@ -688,6 +771,16 @@ impl Shadow {
                 log.first_miss = Some(format!(
                     "hook {} ({hook}): model cwnd {:.5}, port {:.5}, state {:?}",
                     log.hooks, tcb.cwnd, port_cwnd, tcb.ca_state
+                ));
+            }
+        }
+        // A controller that paces (cong_control) must set the same rate.
+        if tcb.pacing_rate != copy.pacing_rate && self.model.has_cong_control() {
+            log.misses += 1;
+            if log.first_miss.is_none() {
+                log.first_miss = Some(format!(
+                    "hook {} ({hook}): model pacing {:?}, port {:?}",
+                    log.hooks, tcb.pacing_rate, copy.pacing_rate
                 ));
             }
         }
@@ -840,10 +933,25 @@ impl CongestionControl for Shadow {
         self.model.in_startup(tcb)
     }
     fn cong_control(&mut self, tcb: &mut Tcb, rs: &super::RateSample, now: Time) -> bool {
-        self.model.cong_control(tcb, rs, at(now))
+        if !self.model.has_cong_control() {
+            return self.model.cong_control(tcb, rs, at(now));
+        }
+        let ran = |ran: bool| if ran { 1.0 } else { 0.0 };
+        self.both(
+            tcb,
+            "cong_control",
+            |m, t| ran(m.cong_control(t, rs, at(now))),
+            |p, t| ran(p.cong_control(t, rs, at(now))),
+            false,
+        ) > 0.0
     }
     fn has_cong_control(&self) -> bool {
         self.model.has_cong_control()
+    }
+    /// Both draw from the same stream, as the port's `bpf_get_prandom_u32` and the model do.
+    fn seed(&mut self, rng: crate::rng::Rng) {
+        self.model.seed(rng.clone());
+        self.port.seed(rng);
     }
     fn loss_verdicts(&self) -> Option<super::LossVerdicts> {
         self.model.loss_verdicts()
@@ -958,6 +1066,11 @@ impl CongestionControl for BpfController {
         self.hooks[7].is_some()
     }
 
+    /// `bpf_get_prandom_u32` draws from the connection's stream.
+    fn seed(&mut self, mut rng: crate::rng::Rng) {
+        self.vm.prandom = rng.next_u64();
+    }
+
     fn in_startup(&self, tcb: &Tcb) -> bool {
         if self.phase.is_none() && self.startup {
             return tcb.in_slow_start();
@@ -986,7 +1099,7 @@ mod tests {
         let name = |bytes: &[u8]| {
             std::fs::write(&path, bytes).unwrap();
             let f = factory(
-                path.to_str().unwrap(),
+                &format!("{}#startlab", path.to_str().unwrap()),
                 &Params::new(),
                 crate::cc::registry::DEFAULT_STARTUP,
                 &Params::new(),
