@@ -236,9 +236,7 @@ def table(
             met[key] += int(c[key].met)
         met["all"] += int(all(c[key].met for key, _ in cols))
         path = (describe or {}).get(name, "")
-        lines.append(
-            f"| {name} | {path} | " + " | ".join(c[key].cell() for key, _ in cols) + " |"
-        )
+        lines.append(f"| {name} | {path} | " + " | ".join(c[key].cell() for key, _ in cols) + " |")
     return "\n".join(lines), met
 
 

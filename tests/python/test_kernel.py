@@ -256,6 +256,38 @@ def test_a_users_object_of_kernel_functions_alone_registers_and_runs_in_the_kern
 
 
 @pytest.mark.kernel
+def test_bbr_runs_as_linuxs_bbr_and_as_the_port_and_reports_its_model(
+    tmp_path: Path, kernel_world: None
+) -> None:
+    # 100 Mbit/s, 40 ms, 1 BDP, 3 s: Startup ends near 0.5 s by its full-bandwidth rule. Linux's
+    # bbr reports its model through sock_diag; the port (another gain than the kernel's) runs
+    # from the struct_ops with cong_control and reports its exit through its events.
+    linux = startlab.kernel.run(
+        scenario(tmp_path / "bbr.toml", [{"cc": "bbr"}], topology=HUNDRED_MBIT_40MS, duration="3s")
+    )
+    port = startlab.kernel.run(
+        scenario(
+            tmp_path / "bbr-port.toml",
+            [{"cc": "bbr", "cc_params": {"extra_acked_gain": 0.0}}],
+            topology=HUNDRED_MBIT_40MS,
+            duration="3s",
+        )
+    )
+    assert linux.kernel["connections"][0]["cc"] == "bbr"
+    assert port.kernel["connections"][0]["cc"].startswith("startlab_")
+    payload = 100e6 * 1448 / 1500
+    for result in (linux, port):
+        row = result.flows.row(0, named=True)
+        assert row["ss_exit_reason"] == "bbr-full-bw", row
+        assert 0.2 < row["ss_exit_s"] < 1.5, row
+    series = linux.flow_series.filter(pl.col("time_ns") > 2_000_000_000)
+    assert series["model_bw_bps"].median() == pytest.approx(payload, rel=0.05)
+    assert set(series["model_state"].drop_nulls().unique().to_list()) <= {"probe-bw", "probe-rtt"}
+    assert series["cwnd_gain"].drop_nulls().unique().to_list() == [2.0]
+    assert series["delivery_rate_bps"].drop_nulls().len() > 0
+
+
+@pytest.mark.kernel
 def test_hystart_flows_sharing_a_namespace_each_get_their_detector(
     tmp_path: Path, kernel_world: None
 ) -> None:

@@ -306,3 +306,27 @@ def test_warnings_reach_the_result_and_summary_json(tmp_path: Path) -> None:
     r.write(tmp_path, plots=False)
     assert Result.load(tmp_path).warnings == r.warnings
     assert startlab.run(dumbbell(duration="1s")).warnings == ()
+
+
+def test_a_bbr_flow_records_its_model_and_its_delivery_rate() -> None:
+    """20 Mbit/s of 1040-byte packets carry 20e6 x 1000/1040 = 19.23 Mbit/s of payload: BBR's
+    bandwidth estimate and the delivery rate settle there, its min RTT is the smallest RTT sample
+    (in whole microseconds), and its state goes through Startup, Drain and ProbeBW."""
+    tcp = {"stack": "linux", "mss": "1000B", "header": "40B"}
+    document = dumbbell(rate="20Mbps", delay="10ms", limit="1BDP", duration="6s", tcp=tcp)
+    document["flows"][0]["cc"] = "bbr"
+    series = startlab.run(document).flow_series
+    late = series.filter(pl.col("time_ns") > 3_000_000_000)
+    payload = 20e6 * 1000 / 1040
+    assert late["model_bw_bps"].min() == pytest.approx(payload, rel=0.01)
+    assert late["delivery_rate_bps"].median() == pytest.approx(payload, rel=0.05)
+    assert late["delivery_rate_bps"].max() <= payload * 1.01
+    smallest = series["rtt_ns"].drop_nulls().min()
+    assert late["model_min_rtt_ns"].min() == pytest.approx(smallest, abs=1000)
+    states = series["model_state"].drop_nulls().unique(maintain_order=True).to_list()
+    assert states[:3] == ["startup", "drain", "probe-bw"]
+    assert set(late["cwnd_gain"].to_list()) == {2.0}
+    # A controller without a model leaves the model's columns null.
+    plain = startlab.run(dumbbell(duration="1s")).flow_series
+    for column in ("model_bw_bps", "model_min_rtt_ns", "pacing_gain", "cwnd_gain", "model_state"):
+        assert plain[column].null_count() == plain.height, column

@@ -481,7 +481,8 @@ def test_exit_bw_and_share_agree_with_the_tables():
     exit_ns = flows["start_ns"][0] + round(flows["ss_exit_s"][0] * 1e9)
     series = result.flow_series.filter((pl.col("flow") == 0) & (pl.col("time_ns") >= exit_ns))
     assert got["bw"] == series["model_bw_bps"][0] > 0
-    assert got["bw1"] is not None and got["bw1"] > 0
+    assert got["bw1"] is not None
+    assert got["bw1"] > 0
     delivered = flows["delivered_bytes"].to_list()
     assert got["share0"] == pytest.approx(delivered[0] / sum(delivered))
     assert got["share"] == pytest.approx(min(delivered) / sum(delivered))
@@ -489,7 +490,8 @@ def test_exit_bw_and_share_agree_with_the_tables():
     # A controller without a model has no bandwidth estimate.
     plain = startlab.run(lossy(duration="1s"))
     values, errors = compute_metrics(plain, metrics[:1])
-    assert errors == [] and values[metrics[0].id] is None
+    assert errors == []
+    assert values[metrics[0].id] is None
 
 
 def test_label_selects_the_copies_of_a_count_entry():

@@ -170,6 +170,9 @@ def test_bbr_targets_compare_bandwidth_queues_and_shares() -> None:
         "max_queue": 1,
         "share": 1,
     }
-    assert met["all"] == 1 and met["paths"] == 2
-    assert "110.0 / 100.0" in text and "111.0 / 100.0 ✗" in text
-    assert "45.0 / 50.0" in text and "44.9 / 50.0 ✗" in text
+    assert met["all"] == 1
+    assert met["paths"] == 2
+    assert "110.0 / 100.0" in text
+    assert "111.0 / 100.0 ✗" in text
+    assert "45.0 / 50.0" in text
+    assert "44.9 / 50.0 ✗" in text

@@ -294,9 +294,11 @@ mod tests {
         diag[6..8].copy_from_slice(&5201u16.to_be_bytes());
         diag[8..12].copy_from_slice(&[198, 18, 0, 1]);
         diag[24..28].copy_from_slice(&[198, 18, 1, 1]);
-        let mut info = TcpInfo::default();
-        info.pacing_rate = 12_500_000;
-        info.delivery_rate = 11_000_000;
+        let info = TcpInfo {
+            pacing_rate: 12_500_000,
+            delivery_rate: 11_000_000,
+            ..TcpInfo::default()
+        };
         let bytes = unsafe {
             std::slice::from_raw_parts(
                 (&info as *const TcpInfo).cast::<u8>(),
@@ -307,7 +309,7 @@ mod tests {
             diag.extend_from_slice(&((4 + data.len()) as u16).to_ne_bytes());
             diag.extend_from_slice(&kind.to_ne_bytes());
             diag.extend_from_slice(data);
-            while diag.len() % 4 != 0 {
+            while !diag.len().is_multiple_of(4) {
                 diag.push(0);
             }
         };

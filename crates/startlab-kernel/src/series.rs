@@ -201,6 +201,7 @@ pub fn flow_samples(
             delivered_bytes: p.snd_una.wrapping_sub(una0) as u64,
             phase: phase(p, state_at(states, p.time_ns)) as u8,
             pacing_rate_bps: None,
+            delivery_rate_bps: None,
             model_bw_bps: None,
             model_min_rtt_ns: None,
             pacing_gain: None,

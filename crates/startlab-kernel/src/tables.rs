@@ -41,6 +41,7 @@ pub struct RunFacts<'a> {
 /// computes them).
 fn model_columns(row: &mut startlab_core::measure::FlowSample, r: &DiagReading) {
     row.pacing_rate_bps = Some(r.pacing_rate as f64 * 8.0);
+    row.delivery_rate_bps = Some(r.delivery_rate as f64 * 8.0);
     if let Some(b) = r.bbr {
         row.model_bw_bps = Some(b.bw_bytes_per_s as f64 * 8.0);
         row.model_min_rtt_ns = Some(b.min_rtt_us as i64 * 1000);

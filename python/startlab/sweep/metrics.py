@@ -772,8 +772,10 @@ def _per_flow(context: _Context, metric: Metric, flows: pl.DataFrame) -> np.ndar
         total = float(np.sum(delivered))
         by_flow = dict(zip(everyone["flow"].to_list(), delivered, strict=True))
         return np.array(
-            [by_flow.get(f, float("nan")) / total if total > 0 else float("nan")
-             for f in flows["flow"].to_list()],
+            [
+                by_flow.get(f, float("nan")) / total if total > 0 else float("nan")
+                for f in flows["flow"].to_list()
+            ],
             dtype=np.float64,
         )
     windowed = metric.param("from") is not None or metric.param("to") is not None

@@ -439,7 +439,8 @@ impl Bbr {
             return TCP_INIT_CWND;
         }
         let w = bw as u128 * self.min_rtt_us as u128;
-        ((((w * gain as u128) >> BBR_SCALE) + BW_UNIT as u128 - 1) / BW_UNIT as u128)
+        ((w * gain as u128) >> BBR_SCALE)
+            .div_ceil(BW_UNIT as u128)
             .min(u32::MAX as u128) as u32
     }
 
@@ -477,7 +478,7 @@ impl Bbr {
             return 0;
         }
         let max_aggr = ((self.bbr_bw() as u128 * 100_000) / BW_UNIT as u128) as u64;
-        let aggr = ((self.extra_acked_gain as u64 * self.extra_acked() as u64) >> BBR_SCALE) as u64;
+        let aggr = (self.extra_acked_gain as u64 * self.extra_acked() as u64) >> BBR_SCALE;
         aggr.min(max_aggr) as u32
     }
 

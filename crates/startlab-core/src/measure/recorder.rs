@@ -178,6 +178,7 @@ impl Recorder {
             delivered_bytes: receiver.delivered_bytes,
             phase: s.phase() as u8,
             pacing_rate_bps: s.tcb().pacing_rate.map(|r| r.bps_f64()),
+            delivery_rate_bps: s.delivery_rate().map(|r| r.bps_f64()),
             model_bw_bps: model.map(|m| m.bw.bps_f64()),
             model_min_rtt_ns: model.and_then(|m| m.min_rtt).map(|d| d.as_nanos() as i64),
             pacing_gain: model.map(|m| m.pacing_gain),

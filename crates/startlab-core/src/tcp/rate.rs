@@ -44,7 +44,7 @@ pub(super) struct DeliveryRate {
 
 /// A recorded delivery rate (TCP_INFO's `tcpi_delivery_rate` and `tcpi_delivery_rate_app_limited`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(super) struct DeliveryRateRecord {
+pub(in crate::tcp) struct DeliveryRateRecord {
     pub delivered: u64,
     pub interval: Duration,
     pub app_limited: bool,

@@ -118,6 +118,17 @@ impl TcpSender {
         self.conn.in_flight()
     }
 
+    /// The delivery rate TCP_INFO would report (`tcpi_delivery_rate`): the last sample not
+    /// application-limited, or the fastest that is, in payload bits per second.
+    pub fn delivery_rate(&self) -> Option<crate::units::Rate> {
+        let r = self.conn.rate.last?;
+        let ns = r.interval.as_nanos().max(1) as u128;
+        let bits = r.delivered as u128 * self.conn.tcb.mss_bytes as u128 * 8;
+        Some(crate::units::Rate::from_bps(
+            (bits * 1_000_000_000 / ns).min(u64::MAX as u128) as u64,
+        ))
+    }
+
     /// What a model-based controller (BBR) shows of its model.
     pub fn model_state(&self) -> Option<ModelState> {
         self.conn.cc.model_state(&self.conn.tcb)
