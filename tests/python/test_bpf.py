@@ -94,6 +94,30 @@ def compile_object(source: Path, obj: Path, *defines: str) -> Path:
     return obj
 
 
+def test_a_kconfig_extern_reads_the_flows_kernel_clock(tmp_path: Path) -> None:
+    """`extern const unsigned int CONFIG_HZ __kconfig` is the flow's jiffies rate: tcp.hz on the
+    Linux stack, cc_params.hz given, 1000 otherwise. The controller's ssthresh is CONFIG_HZ / 10."""
+    source = ROOT / "tests" / "python" / "bpf" / "kfunc_reno.bpf.c"
+    obj = compile_object(source, tmp_path / "kconfig.o", "-DKCONFIG_SSTHRESH")
+    lossy = document({})
+    lossy["duration"] = "3s"
+    lossy["topology"]["bottleneck"]["queue"] = {"kind": "droptail", "limit": "0.25BDP"}
+
+    def ssthresholds(tcp: dict[str, Any], **flow: Any) -> set[float]:
+        doc = {**lossy, "tcp": tcp or lossy["tcp"]}
+        doc["flows"] = [{**lossy["flows"][0], "cc": {"bpf": str(obj)}, **flow}]
+        series = startlab.run(doc).flow_series
+        return set(series["ssthresh"].drop_nulls().to_list())
+
+    assert ssthresholds({"stack": "linux", "hz": 250}) == {25.0}
+    assert ssthresholds({}) == {100.0}
+    assert ssthresholds({}, cc_params={"hz": 100}) == {10.0}
+    unknown = compile_object(source, tmp_path / "unknown.o", "-DKCONFIG_UNKNOWN")
+    doc = {**lossy, "flows": [{**lossy["flows"][0], "cc": {"bpf": str(unknown)}}]}
+    with pytest.raises(startlab.ScenarioError, match="CONFIG_NO_SUCH_OPTION"):
+        startlab.run(doc)
+
+
 def test_an_object_with_two_controllers_runs_the_one_it_names(tmp_path: Path) -> None:
     source = ROOT / "tests" / "python" / "bpf" / "kfunc_reno.bpf.c"
     obj = compile_object(source, tmp_path / "two.o", "-DTWO_OPS")

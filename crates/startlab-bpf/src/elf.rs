@@ -74,6 +74,38 @@ pub struct Loaded {
     pub maps: Vec<MapDef>,
     pub data: Vec<DataSection>,
     pub btf: Btf,
+    /// The `__kconfig` externs the programs read: name and offset in the data section
+    /// `.kconfig` (which [`Loaded::write_kconfig`] fills).
+    pub kconfig: Vec<(String, u64)>,
+}
+
+/// The kernel configuration values (`extern ... __kconfig`) the simulator provides, as
+/// libbpf fills them from the running kernel's configuration: `CONFIG_HZ` is the jiffies rate
+/// of the flow (`tcp.hz`), `LINUX_KERNEL_VERSION` is 6.18.0 (`KERNEL_VERSION(6, 18, 0)`).
+pub const KCONFIG: &[&str] = &["CONFIG_HZ", "LINUX_KERNEL_VERSION"];
+
+/// The value of kernel configuration `name` for a flow whose kernel ticks at `hz`.
+pub fn kconfig_value(name: &str, hz: u64) -> Option<u64> {
+    match name {
+        "CONFIG_HZ" => Some(hz),
+        "LINUX_KERNEL_VERSION" => Some((6 << 16) | (18 << 8)),
+        _ => None,
+    }
+}
+
+impl Loaded {
+    /// Writes the `__kconfig` values for a kernel ticking at `hz` into `data` (the data
+    /// sections as a connection starts them), 8 bytes each, little-endian.
+    pub fn write_kconfig(&self, data: &mut [Vec<u8>], hz: u64) {
+        let Some(i) = self.data.iter().position(|d| d.name == ".kconfig") else {
+            return;
+        };
+        for (name, off) in &self.kconfig {
+            if let Some(v) = kconfig_value(name, hz) {
+                data[i][*off as usize..*off as usize + 8].copy_from_slice(&v.to_le_bytes());
+            }
+        }
+    }
 }
 
 /// The largest object file read, and the largest data section or map value it may declare: far
@@ -190,6 +222,33 @@ impl Loaded {
                 });
             }
         }
+        // The kernel configuration the programs read (`__kconfig` externs): a read-only section
+        // of its own, 8 bytes per value.
+        let mut kconfig: Vec<(String, u64)> = Vec::new();
+        for sym in file.symbols().filter(|s| s.is_undefined()) {
+            let n = sym.name().unwrap_or("");
+            if !(n.starts_with("CONFIG_") || n.starts_with("LINUX_"))
+                || kconfig.iter().any(|k| k.0 == n)
+            {
+                continue;
+            }
+            if !KCONFIG.contains(&n) {
+                return err(format!("the program reads the kernel configuration value {n} (__kconfig), which the simulator does not provide (it has {})", KCONFIG.join(", ")));
+            }
+            kconfig.push((n.to_string(), 8 * kconfig.len() as u64));
+        }
+        let kconfig_section = (!kconfig.is_empty()).then(|| {
+            data.push(DataSection {
+                name: ".kconfig".into(),
+                bytes: vec![0; 8 * kconfig.len()],
+                writable: false,
+            });
+            data.len() - 1
+        });
+        let kconfig_at: HashMap<String, (usize, u64)> = kconfig
+            .iter()
+            .filter_map(|(n, off)| kconfig_section.map(|i| (n.clone(), (i, *off))))
+            .collect();
         // Maps, from the .maps section's BTF.
         let maps = map_defs(&btf)?;
         let map_index = |name: &str| maps.iter().position(|m| m.name == name);
@@ -224,6 +283,7 @@ impl Loaded {
                 *size,
                 name,
                 &data_index,
+                &kconfig_at,
                 &map_index,
                 &core,
             )?;
@@ -241,6 +301,7 @@ impl Loaded {
             maps,
             data,
             btf,
+            kconfig,
         })
     }
 }
@@ -448,6 +509,7 @@ fn link(
     size: u64,
     name: &str,
     data_index: &HashMap<object::SectionIndex, usize>,
+    kconfig: &HashMap<String, (usize, u64)>,
     map_index: &dyn Fn(&str) -> Option<usize>,
     core: &HashMap<(String, u64), CoreFix>,
 ) -> Result<Program, String> {
@@ -507,6 +569,10 @@ fn link(
                     let target_section = sym.section_index();
                     if let Some(m) = map_index(sym_name) {
                         insn.imm = (MAP_TAG | m as u64) as i64;
+                    } else if let Some(&(d, off)) =
+                        kconfig.get(sym_name).filter(|_| sym.is_undefined())
+                    {
+                        insn.imm = data_address(d, off + lo) as i64;
                     } else if let Some(d) = target_section.and_then(|s| data_index.get(&s)) {
                         // A variable: its symbol's value; a section symbol: the addend in imm.
                         let offset = if sym.kind() == object::SymbolKind::Section {

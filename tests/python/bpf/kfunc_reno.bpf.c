@@ -36,12 +36,26 @@ extern __u32 tcp_reno_ssthresh(struct sock *sk) __attribute__((section(".ksyms")
 extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __attribute__((section(".ksyms")));
 extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __attribute__((section(".ksyms")));
 
+#ifdef KCONFIG_SSTHRESH
+/* With -DKCONFIG_SSTHRESH, ssthresh is the kernel's CONFIG_HZ / 10 (a __kconfig extern). */
+extern const unsigned int CONFIG_HZ __kconfig;
+#endif
+#ifdef KCONFIG_UNKNOWN
+extern const unsigned int CONFIG_NO_SUCH_OPTION __kconfig;
+#endif
+
 char _license[] SEC("license") = "GPL";
 
 SEC("struct_ops")
 __u32 BPF_PROG(kreno_ssthresh, struct sock *sk)
 {
+#if defined(KCONFIG_SSTHRESH)
+	return CONFIG_HZ / 10;
+#elif defined(KCONFIG_UNKNOWN)
+	return CONFIG_NO_SUCH_OPTION;
+#else
 	return tcp_reno_ssthresh(sk);
+#endif
 }
 
 SEC("struct_ops")

@@ -147,8 +147,14 @@ pub fn linux_controller_defaults(
     }
     // tcp_cubic.c counts time in the kernel's jiffies, and tcp_bbr.c its min-RTT filter and
     // ProbeRTT (their other defaults already are Linux's).
-    if cc == "cubic" || cc == "bbr" {
+    if cc == "cubic" || cc == "bbr" || cc == "bpf:bbr" {
         cc_params.entry("hz").or_insert_with(|| hz.into());
+    }
+    // A user's object gets the kernel's clock too: its bpf_jiffies64 and its CONFIG_HZ.
+    if let Some(target) = cc.strip_prefix("bpf:") {
+        if crate::cc::bpf::is_user_object(target) {
+            cc_params.entry("hz").or_insert_with(|| hz.into());
+        }
     }
     if startup == "hystart" {
         startup_params.entry("variant").or_insert_with(linux);

@@ -263,6 +263,8 @@ fn user_factory(target: &str, cc_params: &Params, startup: &str) -> Result<BpfFa
         let (off, image) = bytes;
         data[i][off..off + image.len()].copy_from_slice(&image);
     }
+    // `__kconfig` externs: CONFIG_HZ is the flow's jiffies rate, as bpf_jiffies64's.
+    loaded.write_kconfig(&mut data, hz);
     let code = Vm::specialized(&loaded, &data);
     Ok(BpfFactory {
         loaded,
@@ -297,7 +299,8 @@ impl BpfFactory {
             .data
             .iter()
             .zip(&self.data)
-            .filter(|(d, _)| d.name != ".bss")
+            // .bss starts zeroed, and libbpf fills .kconfig from the running kernel.
+            .filter(|(d, _)| d.name != ".bss" && d.name != ".kconfig")
             .map(|(d, bytes)| (d.name.clone(), bytes.clone()))
             .collect();
         Some(UserImage {
