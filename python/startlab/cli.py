@@ -37,6 +37,11 @@ class UsageError(Exception):
     """Bad input that is not a scenario field: command line, paths."""
 
 
+class KernelRunFailed(Exception):
+    """The kernel world started and failed (an object Linux refused, a connection that broke):
+    said in one line, exit status 1."""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)")
@@ -57,6 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ScenarioError, UsageError) as e:
         _error(str(e))
         return 2
+    except KernelRunFailed as e:
+        _error(str(e))
+        return 1
     except BrokenPipeError:  # e.g. `startlab algorithms | head`: stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -516,6 +524,8 @@ def _kernel_call(call: Any) -> Any:
         return call()
     except kernel.KernelUnavailable as e:
         raise UsageError(f"the kernel world is unavailable: {e}") from None
+    except RuntimeError as e:
+        raise KernelRunFailed(f"the kernel run failed: {e}") from None
 
 
 def _kernel_scenario(args: argparse.Namespace) -> tuple[Scenario, Path, int | None]:

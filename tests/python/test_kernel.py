@@ -551,3 +551,22 @@ def test_a_dask_worker_with_a_testbed_runs_the_kernel_points(
     assert results["world"].to_list() == ["simulator", "kernel"]
     assert results["status"].to_list() == ["ok", "ok"]
     assert results["exit"][1] in {"hystart-train", "hystart-delay", "loss"}
+
+
+def test_a_kernel_run_that_fails_says_so_in_one_line_with_status_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A failure of the kernel world once it has started (here, one made up) is one line on
+    # stderr, never a traceback.
+    from startlab import cli
+
+    def fails(*_: Any, **__: Any) -> None:
+        raise RuntimeError("loading the eBPF controller: Invalid argument")
+
+    monkeypatch.setattr(startlab.kernel, "check", fails)
+    path = scenario(tmp_path / "ok.toml", [{"cc": "newreno"}])
+    assert cli.main(["kernel", "check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        "startlab: error: the kernel run failed: loading the eBPF controller: Invalid argument\n"
+    )

@@ -291,6 +291,13 @@ impl Btf {
     }
 
     /// A named struct, union, enum or typedef.
+    /// Whether a function (or another type kept as [`Type::Other`]) named `name` is declared.
+    pub fn declares(&self, name: &str) -> bool {
+        self.types
+            .iter()
+            .any(|t| matches!(t, Type::Other { name: n } if n == name))
+    }
+
     pub fn named(&self, name: &str) -> Option<&Type> {
         self.get(*self.by_name.get(name)?)
     }

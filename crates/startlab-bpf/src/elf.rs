@@ -222,6 +222,14 @@ impl Loaded {
                 });
             }
         }
+        // A kernel function must be declared as one (`extern ... __ksym`, which puts its
+        // prototype in the object's BTF): libbpf refuses a call it finds no BTF for.
+        for sym in file.symbols().filter(|s| s.is_undefined()) {
+            let n = sym.name().unwrap_or("");
+            if KFUNCS.contains(&n) && !btf.declares(n) {
+                return err(format!("the program calls {n} without declaring it a kernel function (extern ... __ksym): its BTF has no prototype of it, and Linux's loader (libbpf) refuses the object"));
+            }
+        }
         // The kernel configuration the programs read (`__kconfig` externs): a read-only section
         // of its own, 8 bytes per value.
         let mut kconfig: Vec<(String, u64)> = Vec::new();

@@ -285,3 +285,111 @@ struct tcp_congestion_ops fixed = {{
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A user's program that ends its own slow start, as HyStart does (ssthresh = cwnd in the Open
+/// state), is reported with the program's name as the exit reason, at that window; one that
+/// ends it by a loss is reported as a loss.
+#[test]
+fn a_programs_own_slow_start_exit_is_named_after_the_program() {
+    let dir = tmp("own-exit");
+    let header = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bpf/aimd.bpf.c"),
+    )
+    .unwrap();
+    let prelude: String = header.split("char _license").next().unwrap().to_string();
+    let source = dir.join("early.bpf.c");
+    std::fs::write(
+        &source,
+        format!(
+            r#"{prelude}
+#ifndef IMPLICIT
+extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __attribute__((section(".ksyms")));
+extern __u32 tcp_reno_ssthresh(struct sock *sk) __attribute__((section(".ksyms")));
+#endif
+char _license[] SEC("license") = "GPL";
+
+SEC("struct_ops")
+void BPF_PROG(early_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+
+	tcp_reno_cong_avoid(sk, ack, acked);
+	/* A detector of its own: slow start ends at 40 segments. */
+	if (tp->snd_cwnd >= 40 && tp->snd_cwnd < tp->snd_ssthresh)
+		tp->snd_ssthresh = tp->snd_cwnd;
+}}
+
+SEC("struct_ops")
+__u32 BPF_PROG(early_ssthresh, struct sock *sk)
+{{
+	return tcp_reno_ssthresh(sk);
+}}
+
+SEC("struct_ops")
+__u32 BPF_PROG(early_undo_cwnd, struct sock *sk)
+{{
+	return tcp_reno_undo_cwnd(sk);
+}}
+
+SEC(".struct_ops.link")
+struct tcp_congestion_ops early = {{
+	.cong_avoid = (void *)early_cong_avoid,
+	.ssthresh = (void *)early_ssthresh,
+	.undo_cwnd = (void *)early_undo_cwnd,
+	.name = "early",
+}};
+"#
+        ),
+    )
+    .unwrap();
+    let object = compile(&source, &dir, &[]);
+    let run = |rate: &str, limit: &str| {
+        let text = format!(
+            r#"
+duration = "3s"
+[topology]
+kind = "dumbbell"
+bottleneck = {{ rate = "{rate}", delay = "20ms", queue = {{ kind = "droptail", limit = "{limit}" }} }}
+[tcp]
+mss = "1448B"
+sack = true
+recovery = "sack"
+[[flows]]
+cc = {{ bpf = "{}" }}
+"#,
+            object.display()
+        );
+        let s = scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap();
+        let f = Simulation::from_resolved(s).run().flows;
+        (
+            f.ss_exit_reason[0].clone().unwrap(),
+            f.ss_exit_cwnd[0].unwrap(),
+        )
+    };
+    // 20 Mbit/s and a 1-BDP buffer hold 40 segments: the program's own exit, at 40.
+    assert_eq!(run("20Mbps", "1BDP"), ("early".to_string(), 40.0));
+    // 2 Mbit/s and 4 packets of buffer hold about 11: the loss is found (a round later, at
+    // about twice that) before cwnd reaches 40, and ends slow start.
+    assert_eq!(run("2Mbps", "4").0, "loss");
+    // Kernel functions called without their declaration (an implicit one) have no BTF
+    // prototype: libbpf refuses such an object, and so does the simulator, naming the function.
+    let other = dir.join("implicit");
+    std::fs::create_dir_all(&other).unwrap();
+    let implicit = compile(
+        &source,
+        &other,
+        &["-DIMPLICIT", "-Wno-implicit-function-declaration"],
+    );
+    let text = format!(
+        "duration = \"1s\"\n[topology]\nkind = \"dumbbell\"\nbottleneck = {{ rate = \"10Mbps\", delay = \"10ms\" }}\n[[flows]]\ncc = {{ bpf = \"{}\" }}\n",
+        implicit.display()
+    );
+    let e = scenario::resolve(&scenario::from_toml(&text).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("calls tcp_reno_cong_avoid without declaring it a kernel function"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

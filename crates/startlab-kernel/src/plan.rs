@@ -48,6 +48,9 @@ pub struct Connection {
     /// The controller reports its phases and slow-start exit as startlab's ports do (a user's
     /// object and Linux's own controllers are read from the trace instead).
     pub reports: bool,
+    /// A user's object: its struct_ops `name`, the exit reason of a slow start it ends itself
+    /// (ssthresh lowered to cwnd without a loss), as the simulator names it.
+    pub program: Option<String>,
 }
 
 /// One UDP source of the kernel run: the simulator's own source (its schedule and on-off
@@ -560,6 +563,10 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
             stop: s.duration,
             bytes: None,
             paced: matches!(cfg.pacing, Pacing::Linux { .. }),
+            program: match controller.algorithm() {
+                Algorithm::UserObject { object, .. } => Some(object.name().to_string()),
+                _ => None,
+            },
         };
         match &plan.traffic {
             Traffic::Tcp {

@@ -119,7 +119,14 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
         } else if c.cc == "bbr" {
             bbr_startup_exit(&probes)
         } else {
-            slow_start_exit(&probes, &states, run.hystart[i])
+            slow_start_exit(&probes, &states, run.hystart[i]).map(|mut e| {
+                // Without a loss, a user's program lowered ssthresh itself: its own exit, named
+                // after it as the simulator names it.
+                if let (Some(name), true) = (&c.program, e.reason.starts_with("hystart")) {
+                    e.reason = name.clone();
+                }
+                e
+            })
         };
         let startup_end = exit.as_ref().map_or(u64::MAX, |e| e.time_ns);
         let diag: Vec<&DiagReading> = run

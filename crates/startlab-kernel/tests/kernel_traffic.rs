@@ -107,6 +107,7 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
             spread: None,
             bpf: None,
             reports: false,
+            program: None,
         })
         .collect();
     let run = RunFacts {

@@ -290,6 +290,11 @@ impl BpfFactory {
         Box::new(self.controller())
     }
 
+    /// The controller's name (`.name` of its struct_ops).
+    pub fn name(&self) -> &str {
+        &self.loaded.name
+    }
+
     /// A user's object as the kernel world loads it, with each `cc_params` entry written in;
     /// `None` for startlab's own object.
     pub fn user_image(&self) -> Option<UserImage> {
@@ -556,9 +561,23 @@ impl BpfController {
         let mut full = [region_base(SOCK_REGION), 0, 0, 0];
         let n = args.len().min(3);
         full[1..1 + n].copy_from_slice(&args[..n]);
+        // In slow start, in the Open state, before the hook.
+        let in_slow_start = tcb.ca_state == CaState::Open && tcb.cwnd < tcb.ssthresh;
         match self.vm.call_program(program, &full[..1 + n]) {
             Ok(v) => {
+                let ssthresh_before = tcb.ssthresh;
                 self.take(tcb);
+                // A program that reports nothing (a user's) and lowers ssthresh to cwnd or
+                // below in slow start has ended its start-up itself (HyStart's ssthresh = cwnd,
+                // as tcp_cubic.c's hystart_update): its exit is named after the program.
+                if in_slow_start
+                    && self.phase.is_none()
+                    && hook != "ssthresh"
+                    && tcb.ssthresh != ssthresh_before
+                    && tcb.cwnd >= tcb.ssthresh
+                {
+                    tcb.exit_reason_hint = Some(ExitReason::Detector(intern(&self.vm.loaded.name)));
+                }
                 Some(v)
             }
             Err(e) => {
