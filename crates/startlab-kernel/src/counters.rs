@@ -1,12 +1,10 @@
 //! A namespace's TCP counters (`/proc/net/netstat`, what `nstat` shows), read from inside it.
 
+use crate::sampler::Sampler;
 use crate::series::{CounterReading, HystartCounts};
-use crate::traffic::{aborted, enter, monotonic_ns, Host};
+use crate::traffic::{enter, monotonic_ns, Host};
 use std::collections::BTreeMap;
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 
 /// `/proc/net/netstat` as `"TcpExt.TCPHystartTrainDetect" -> value`: each group is a line of
 /// names and a line of values with the same prefix.
@@ -66,65 +64,27 @@ fn hystart_counts(m: &BTreeMap<String, u64>) -> HystartCounts {
     }
 }
 
-/// Reads a namespace's HyStart counters every `period_ns` until finished, from a thread that
-/// entered it: a namespace several flows share counts all their detections together, and the
-/// readings around one flow's exit tell its detector (`series::HystartEvidence::Readings`).
-/// A reading costs one read of `/proc/thread-self/net/netstat` (tens of microseconds).
-/// Dropped without `finish` (a run that failed), it stops its thread all the same, so that
-/// nothing holds the namespace.
-pub struct CounterSampler {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<io::Result<Vec<CounterReading>>>>,
-}
-
-impl CounterSampler {
-    pub fn start(host: &Host, period_ns: u64) -> CounterSampler {
-        let stop = Arc::new(AtomicBool::new(false));
-        let host = host.clone();
-        let stopped = stop.clone();
-        let thread = std::thread::spawn(move || -> io::Result<Vec<CounterReading>> {
-            enter(&host)?;
-            let mut readings = Vec::new();
-            loop {
-                // One more reading after the stop, so that the last exit has one after it.
-                let last = stopped.load(Ordering::Relaxed) || aborted();
-                let from_ns = monotonic_ns();
-                let text = std::fs::read_to_string("/proc/thread-self/net/netstat")?;
-                let to_ns = monotonic_ns();
-                readings.push(CounterReading {
-                    from_ns,
-                    to_ns,
-                    counts: hystart_counts(&parse_netstat(&text)),
-                });
-                if last {
-                    return Ok(readings);
-                }
-                std::thread::sleep(std::time::Duration::from_nanos(period_ns));
-            }
-        });
-        CounterSampler {
-            stop,
-            thread: Some(thread),
-        }
-    }
-
-    /// Stops the readings and returns them in time order.
-    pub fn finish(mut self) -> io::Result<Vec<CounterReading>> {
-        self.stop.store(true, Ordering::Relaxed);
-        let thread = self.thread.take().expect("finished once");
-        thread
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("the counter thread panicked")))
-    }
-}
-
-impl Drop for CounterSampler {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
+/// Reads a namespace's HyStart counters every `period_ns` through the run: a namespace several
+/// flows share counts all their detections together, and the readings around one flow's exit
+/// tell its detector (`series::HystartEvidence::Readings`). A reading costs one read of
+/// `/proc/thread-self/net/netstat` (tens of microseconds).
+pub fn sample_hystart(host: &Host, period_ns: u64) -> Sampler<CounterReading> {
+    Sampler::start(
+        host,
+        period_ns,
+        || Ok(()),
+        |_, readings| {
+            let from_ns = monotonic_ns();
+            // thread-self: the sampling thread's namespace, not the process's.
+            let text = std::fs::read_to_string("/proc/thread-self/net/netstat")?;
+            readings.push(CounterReading {
+                from_ns,
+                to_ns: monotonic_ns(),
+                counts: hystart_counts(&parse_netstat(&text)),
+            });
+            Ok(())
+        },
+    )
 }
 
 #[cfg(test)]

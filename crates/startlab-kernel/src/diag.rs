@@ -3,14 +3,12 @@
 //! own report — for BBR, `struct tcp_bbr_info`: the bandwidth estimate, min RTT and gains
 //! (`bbr_get_info`). The tables' model columns of a kernel BBR flow come from these readings.
 
+use crate::sampler::Sampler;
 use crate::tcpinfo::TcpInfo;
-use crate::traffic::{aborted, enter, monotonic_ns, Host};
+use crate::traffic::{monotonic_ns, Host};
 use std::io;
 use std::net::Ipv4Addr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 
 /// `SOCK_DIAG_BY_FAMILY`.
 const SOCK_DIAG_BY_FAMILY: u16 = 20;
@@ -225,59 +223,24 @@ fn dump(fd: &OwnedFd, seq: u32, buf: &mut [u8]) -> io::Result<Vec<DiagReading>> 
     }
 }
 
-/// Dumps a namespace's sockets every `period_ns` until finished, from a thread that entered it,
-/// keeping the readings of the sockets `keep` accepts (a dump costs a netlink round trip per
-/// few dozen sockets). Dropped without `finish`, it stops its thread all the same.
-pub struct DiagSampler {
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<io::Result<Vec<DiagReading>>>>,
-}
-
-impl DiagSampler {
-    pub fn start(
-        host: &Host,
-        period_ns: u64,
-        keep: impl Fn(&DiagReading) -> bool + Send + 'static,
-    ) -> DiagSampler {
-        let stop = Arc::new(AtomicBool::new(false));
-        let host = host.clone();
-        let stopped = stop.clone();
-        let thread = std::thread::spawn(move || -> io::Result<Vec<DiagReading>> {
-            enter(&host)?;
-            let fd = open()?;
-            let mut buf = vec![0u8; 1 << 16];
-            let mut readings = Vec::new();
-            let mut seq = 0u32;
-            while !stopped.load(Ordering::Relaxed) && !aborted() {
-                seq = seq.wrapping_add(1);
-                readings.extend(dump(&fd, seq, &mut buf)?.into_iter().filter(|r| keep(r)));
-                std::thread::sleep(std::time::Duration::from_nanos(period_ns));
-            }
-            Ok(readings)
-        });
-        DiagSampler {
-            stop,
-            thread: Some(thread),
-        }
-    }
-
-    /// Stops the dumps and returns the readings in time order.
-    pub fn finish(mut self) -> io::Result<Vec<DiagReading>> {
-        self.stop.store(true, Ordering::Relaxed);
-        let thread = self.thread.take().expect("finished once");
-        thread
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("the socket-dump thread panicked")))
-    }
-}
-
-impl Drop for DiagSampler {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
+/// Dumps a namespace's sockets every `period_ns` through the run, keeping the readings of the
+/// sockets `keep` accepts (a dump costs a netlink round trip per few dozen sockets).
+pub fn sample(
+    host: &Host,
+    period_ns: u64,
+    keep: impl Fn(&DiagReading) -> bool + Send + 'static,
+) -> Sampler<DiagReading> {
+    let mut seq = 0u32;
+    Sampler::start(
+        host,
+        period_ns,
+        || Ok((open()?, vec![0u8; 1 << 16])),
+        move |(fd, buf), readings| {
+            seq = seq.wrapping_add(1);
+            readings.extend(dump(fd, seq, buf)?.into_iter().filter(|r| keep(r)));
+            Ok(())
+        },
+    )
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ pub mod diag;
 pub mod guard;
 pub mod plan;
 pub mod run;
+pub mod sampler;
 pub mod series;
 pub mod tables;
 pub mod tcpinfo;

@@ -10,10 +10,11 @@
 //! removed when this function returns, whether it succeeds, fails or is interrupted.
 
 use crate::bpf::Registered;
-use crate::counters::{hystart_between, netstat, CounterSampler};
-use crate::diag::{DiagReading, DiagSampler};
+use crate::counters::{hystart_between, netstat, sample_hystart};
+use crate::diag::{self, DiagReading};
 use crate::guard::{RunLock, LOCK_FILE};
 use crate::plan::{bpf_name, plan, HostTcp, KernelPlan};
+use crate::sampler::Sampler;
 use crate::series::{CounterReading, HystartEvidence};
 use crate::tables::{tables, RunFacts};
 use crate::testbed;
@@ -361,9 +362,9 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
         .filter(|c| c.cc == "cubic" && !alone.contains(&c.src.as_str()))
         .map(|c| c.src.as_str())
         .collect();
-    let samplers: Vec<(&str, CounterSampler)> = shared
+    let samplers: Vec<(&str, Sampler<CounterReading>)> = shared
         .iter()
-        .map(|&src| (src, CounterSampler::start(&host(src).host, 5_000_000)))
+        .map(|&src| (src, sample_hystart(&host(src).host, 5_000_000)))
         .collect();
     // BBR reports its model (bandwidth, min RTT, gains) to sock_diag only: each namespace with
     // a flow of the kernel's bbr is dumped every 10 ms, keeping its BBR sockets.
@@ -373,9 +374,9 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
         .filter(|c| c.cc == "bbr")
         .map(|c| c.src.as_str())
         .collect();
-    let diag_samplers: Vec<DiagSampler> = bbr_hosts
+    let diag_samplers: Vec<Sampler<DiagReading>> = bbr_hosts
         .iter()
-        .map(|&src| DiagSampler::start(&host(src).host, 10_000_000, |r| r.bbr.is_some()))
+        .map(|&src| diag::sample(&host(src).host, 10_000_000, |r| r.bbr.is_some()))
         .collect();
     let t0 = monotonic_ns() + LEAD_NS;
     let recorder = Recorder::new(s.measure.clone(), s.network.links.len(), s.end());

@@ -132,7 +132,7 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
         let diag: Vec<&DiagReading> = run
             .diag
             .iter()
-            .filter(|r| r.sport == port && r.saddr.to_string() == addr && r.time_ns >= o.opened_ns)
+            .filter(|r| r.sport == port && r.saddr == run.senders[i].0 && r.time_ns >= o.opened_ns)
             .collect();
         for mut row in flow_samples(
             c.flow,

@@ -215,17 +215,6 @@ impl WindowedMax {
     }
 }
 
-/// What BBR shows of itself, for the tables (`flow_series`) and for TCP_INFO's `bbr_info`.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct BbrState {
-    pub mode: BbrMode,
-    /// The bandwidth estimate used (the long-term one while a policer is assumed).
-    pub bw: Rate,
-    pub min_rtt: Option<Duration>,
-    pub pacing_gain: f64,
-    pub cwnd_gain: f64,
-}
-
 #[derive(Clone, Debug)]
 pub struct Bbr {
     c: BbrConfig,
@@ -342,10 +331,10 @@ impl Bbr {
     }
 
     /// The model as `bbr_get_info` reports it, with the bandwidth in payload bits per second.
-    pub fn state(&self, mss_bytes: u32) -> BbrState {
+    pub fn state(&self, mss_bytes: u32) -> ModelState {
         let bytes_per_s = (self.bbr_bw() as u128 * mss_bytes as u128 * 1_000_000) >> BW_SCALE;
-        BbrState {
-            mode: self.mode,
+        ModelState {
+            mode: self.mode.name(),
             bw: Rate::from_bps((bytes_per_s * 8).min(u64::MAX as u128) as u64),
             min_rtt: (self.min_rtt_us != u32::MAX)
                 .then(|| Duration::from_micros(self.min_rtt_us as u64)),
@@ -958,14 +947,7 @@ impl CongestionControl for Bbr {
     }
 
     fn model_state(&self, tcb: &Tcb) -> Option<ModelState> {
-        let s = self.state(tcb.mss_bytes);
-        Some(ModelState {
-            mode: s.mode.name(),
-            bw: s.bw,
-            min_rtt: s.min_rtt,
-            pacing_gain: s.pacing_gain,
-            cwnd_gain: s.cwnd_gain,
-        })
+        Some(self.state(tcb.mss_bytes))
     }
 }
 

@@ -10,7 +10,7 @@
 //! recovery cwnd is not inflated and the pipe shrinks as segments are SACKed or deemed lost.
 
 use super::pacer::{pacing_rate, Pacer, Window};
-use super::rate::{self, DeliveryRate};
+use super::rate::{self, AckedCounts, DeliveryRate, Sampling};
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, SegState};
 use super::{FlowSize, Outbox, Pacing, Stack, TcpConfig};
@@ -85,6 +85,9 @@ pub(in crate::tcp) struct Connection {
     pub syn_retransmitted: bool,
     /// Delivery-rate sampling (`tcp_rate.c`).
     pub rate: DeliveryRate,
+    /// The controller sets cwnd and pacing itself (`CongestionControl::has_cong_control`,
+    /// fixed for a controller: asked once).
+    pub owns_cwnd: bool,
     pub start_time: Time,
     pub stats: SenderStats,
     /// When the last segment of a finite flow was acknowledged.
@@ -129,7 +132,7 @@ impl Connection {
     /// controller that sets its own in `cong_control`: Linux's `tcp_cong_control` returns
     /// before `tcp_update_pacing_rate`).
     pub fn update_pacing(&mut self) {
-        if self.cc.has_cong_control() {
+        if self.owns_cwnd {
             return;
         }
         let Some(srtt) = self.rtt.srtt() else { return };
@@ -161,6 +164,31 @@ impl Connection {
         self.cc.cong_avoid(&mut self.tcb, &ack, now);
     }
 
+    /// `tcp_rate_gen` then the controller's `cong_control` (`tcp_cong_control`), on every
+    /// ACK: `sampling` is what the ACK's delivered segments chose, `lost_before` the losses
+    /// marked before the ACK. Returns whether the controller set cwnd itself.
+    pub fn cong_control(
+        &mut self,
+        sampling: &Sampling,
+        delivered: u32,
+        lost_before: u64,
+        prior_in_flight: u32,
+        rtt: Option<Duration>,
+        now: Time,
+    ) -> bool {
+        self.tcb.lost = self.board.marked_lost;
+        self.tcb.in_flight = self.in_flight();
+        let counts = AckedCounts {
+            delivered,
+            lost: (self.board.marked_lost - lost_before) as u32,
+            prior_in_flight,
+            rtt,
+        };
+        let rs = self.rate.generate(&mut self.tcb, sampling, counts, now);
+        self.tcb.next_departure = self.pacer.next_departure(now);
+        self.cc.cong_control(&mut self.tcb, &rs, now)
+    }
+
     pub fn set_ca_state(&mut self, new: CaState, now: Time) {
         if new != self.tcb.ca_state {
             // Losses marked on the way in (tcp_enter_loss marks before it sets the state).
@@ -173,7 +201,7 @@ impl Connection {
     pub fn note_slow_start_exit(&mut self, now: Time, reason: ExitReason) {
         // A controller with cong_control decides when its start-up ends: a loss does not end
         // BBR's Startup.
-        if self.cc.has_cong_control() && self.cc.in_startup(&self.tcb) {
+        if self.owns_cwnd && self.cc.in_startup(&self.tcb) {
             return;
         }
         if self.ss_exit.is_none() {
@@ -302,7 +330,7 @@ impl Connection {
         // (tcp_update_skb_after_send: "Original sch_fq does not pace first 10 MSS"), whether
         // the stack or a controller with cong_control set the rate.
         let linux_paced = matches!(self.cfg.pacing, Pacing::Linux { .. })
-            || (self.cfg.stack == Stack::Linux && self.cc.has_cong_control());
+            || (self.cfg.stack == Stack::Linux && self.owns_cwnd);
         let unpaced_start = linux_paced && self.stats.sent_packets <= 10;
         if !unpaced_start {
             self.pacer

@@ -14,7 +14,7 @@ use super::{in_cwnd_reduction, LinuxRecovery, XmitTimer};
 use crate::cc::{AckSample, CaState, CwndEvent, ExitReason};
 use crate::net::Packet;
 use crate::tcp::connection::Connection;
-use crate::tcp::rate::{AckedCounts, Sampling};
+use crate::tcp::rate::Sampling;
 use crate::tcp::{LossDetection, Outbox};
 use crate::time::{Duration, Time};
 
@@ -183,17 +183,14 @@ impl LinuxRecovery {
 
         // tcp_rate_gen, then tcp_cong_control: a controller with cong_control sets cwnd and
         // pacing itself, in every state.
-        c.tcb.lost = c.board.marked_lost;
-        let counts = AckedCounts {
+        let cong_controlled = c.cong_control(
+            &d.rate,
             delivered,
-            lost: (c.board.marked_lost - lost_before) as u32,
+            lost_before,
             prior_in_flight,
-            rtt: ca_rtt,
-        };
-        c.tcb.in_flight = c.in_flight();
-        let rs = c.rate.generate(&mut c.tcb, &d.rate, counts, now);
-        c.tcb.next_departure = c.pacer.next_departure(now);
-        let cong_controlled = c.cc.cong_control(&mut c.tcb, &rs, now);
+            ca_rtt,
+            now,
+        );
         if !cong_controlled {
             if in_cwnd_reduction(c) {
                 self.cwnd_reduction(c, delivered, newly_lost, advanced);
@@ -204,7 +201,7 @@ impl LinuxRecovery {
         }
 
         // A controller with cong_control ends its start-up itself, in any state.
-        let may_exit = c.tcb.ca_state == CaState::Open || c.cc.has_cong_control();
+        let may_exit = c.tcb.ca_state == CaState::Open || c.owns_cwnd;
         if c.ss_exit.is_none() && may_exit && !c.cc.in_startup(&c.tcb) {
             c.note_slow_start_exit(now, ExitReason::Threshold);
         }
@@ -348,7 +345,7 @@ impl LinuxRecovery {
     /// `tcp_end_cwnd_reduction`: cwnd = ssthresh in CWR, or in Recovery unless it was undone
     /// (a controller that sets cwnd itself has already done so).
     fn end_cwnd_reduction(&mut self, c: &mut Connection) {
-        if c.cc.has_cong_control() {
+        if c.owns_cwnd {
             return;
         }
         if c.tcb.ssthresh.is_finite()

@@ -7,7 +7,7 @@ use super::scoreboard::SegState;
 use super::{Outbox, Pacing, Recovery};
 use crate::cc::{AckSample, CaState, CwndEvent, ExitReason};
 use crate::net::Packet;
-use crate::tcp::rate::{AckedCounts, Sampling};
+use crate::tcp::rate::Sampling;
 use crate::time::Time;
 
 /// What a spurious retransmission would undo (Eifel, RFC 3522).
@@ -117,17 +117,8 @@ impl Ns2Recovery {
             c.cc.pkts_acked(&mut c.tcb, &sample, now);
         }
         // The rate sample (tcp_rate_gen) and the controller's cong_control, on every ACK.
-        c.tcb.lost = c.board.marked_lost;
-        let counts = AckedCounts {
-            delivered,
-            lost: (c.board.marked_lost - lost_before) as u32,
-            prior_in_flight,
-            rtt,
-        };
-        c.tcb.in_flight = c.in_flight();
-        let rs = c.rate.generate(&mut c.tcb, &sampling, counts, now);
-        c.tcb.next_departure = c.pacer.next_departure(now);
-        let cong_controlled = c.cc.cong_control(&mut c.tcb, &rs, now);
+        let cong_controlled =
+            c.cong_control(&sampling, delivered, lost_before, prior_in_flight, rtt, now);
 
         if let Some(u) = self.undo {
             if ack > u.seq {
@@ -167,7 +158,7 @@ impl Ns2Recovery {
             return;
         }
         // A controller with cong_control ends its start-up itself, in any state.
-        let may_exit = c.tcb.ca_state == CaState::Open || c.cc.has_cong_control();
+        let may_exit = c.tcb.ca_state == CaState::Open || c.owns_cwnd;
         if c.ss_exit.is_none() && may_exit && !c.cc.in_startup(&c.tcb) {
             c.note_slow_start_exit(now, ExitReason::Threshold);
         }
@@ -246,7 +237,7 @@ impl Ns2Recovery {
         self.dupacks += 1;
         match c.tcb.ca_state {
             CaState::Recovery => {
-                if !self.uses_sack() && !c.cc.has_cong_control() {
+                if !self.uses_sack() && !c.owns_cwnd {
                     // RFC 5681 §3.2 step 4: inflate by one segment per further duplicate ACK.
                     c.tcb.cwnd += 1.0;
                 }
@@ -306,7 +297,7 @@ impl Ns2Recovery {
         c.set_ca_state(CaState::Recovery, now);
         c.board.mark_lost(c.tcb.snd_una, c.tcb.snd_una);
         // A controller with cong_control keeps cwnd its own business in recovery.
-        let owns_cwnd = c.cc.has_cong_control();
+        let owns_cwnd = c.owns_cwnd;
         match self.recovery {
             // RFC 6675 §5 step (4.2): cwnd = ssthresh, no inflation.
             Recovery::Sack => {

@@ -56,6 +56,7 @@ impl TcpSender {
             cfg.clock_granularity,
         )
         .with_algorithm(cfg.rto_algorithm);
+        let owns_cwnd = cc.has_cong_control();
         let stack = match cfg.stack {
             Stack::Ns2 { recovery } => StackState::Ns2(Ns2Recovery::new(recovery)),
             Stack::Linux => StackState::Linux(LinuxRecovery::default()),
@@ -76,6 +77,7 @@ impl TcpSender {
                 syn_sent_at: None,
                 syn_retransmitted: false,
                 rate: DeliveryRate::default(),
+                owns_cwnd,
                 start_time,
                 stats: SenderStats::default(),
                 completed_at: None,
