@@ -25,18 +25,18 @@ use serde::{Deserialize, Serialize};
 use startlab_bpf::vm::prandom_u32;
 
 /// Bandwidth unit: packets per microsecond, scaled by 2^24 (`BW_SCALE`).
-const BW_SCALE: u32 = 24;
-const BW_UNIT: u64 = 1 << BW_SCALE;
+pub(super) const BW_SCALE: u32 = 24;
+pub(super) const BW_UNIT: u64 = 1 << BW_SCALE;
 /// Gains in 1/256 (`BBR_SCALE`).
-const BBR_SCALE: u32 = 8;
-const BBR_UNIT: u32 = 1 << BBR_SCALE;
+pub(super) const BBR_SCALE: u32 = 8;
+pub(super) const BBR_UNIT: u32 = 1 << BBR_SCALE;
 /// Phases of the ProbeBW gain cycle (`CYCLE_LEN`).
 const CYCLE_LEN: u8 = 8;
 /// `TCP_INIT_CWND`: the window BBR caps itself at while it has no RTT sample.
 const TCP_INIT_CWND: u32 = 10;
 /// `GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER` on x86-64: the most `bbr_tso_segs_goal` budgets
 /// in one burst, in bytes.
-const TSO_MAX_BYTES: u64 = 65536 - 1 - 320;
+pub(super) const TSO_MAX_BYTES: u64 = 65536 - 1 - 320;
 
 /// BBR's mode (`enum bbr_mode`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -153,7 +153,7 @@ impl AlgorithmConfig for BbrConfig {
 }
 
 /// A gain in 1/256.
-fn unit(g: f64) -> u32 {
+pub(super) fn unit(g: f64) -> u32 {
     (g * BBR_UNIT as f64).round() as u32
 }
 
@@ -268,7 +268,7 @@ pub struct Bbr {
 }
 
 /// Microseconds of a time (the kernel's `tcp_mstamp`).
-fn us(t: Time) -> u64 {
+pub(super) fn us(t: Time) -> u64 {
     t.as_nanos() / 1000
 }
 
@@ -873,17 +873,8 @@ impl CongestionControl for Bbr {
             self.full_bw = 0;
             self.round_start = true;
             let rs = RateSample {
-                prior_delivered: 0,
-                delivered: None,
-                interval: None,
-                send_interval: Duration::ZERO,
-                ack_interval: Duration::ZERO,
-                prior_in_flight: 0,
-                rtt: None,
-                acked_sacked: 0,
                 losses: 1,
-                is_app_limited: false,
-                is_retrans: false,
+                ..RateSample::default()
             };
             self.lt_bw_sampling(tcb, &rs);
         }

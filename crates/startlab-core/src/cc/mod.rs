@@ -31,6 +31,7 @@
 // catalogue that names them all. `testing` drives a controller without a network.
 pub mod astart;
 pub mod bbr;
+pub mod bbr3;
 pub mod bic;
 pub mod blast;
 pub mod bpf;
@@ -259,7 +260,7 @@ pub struct AckSample {
 
 /// Delivery-rate sample for `cong_control` (Linux `struct rate_sample`, computed as
 /// net/ipv4/tcp_rate.c computes it; see `tcp::rate`).
-#[derive(Copy, Clone, Debug, PartialEq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
 pub struct RateSample {
     /// `tcb.delivered` when the sampled segment was sent (`prior_delivered`).
     pub prior_delivered: u64,
@@ -285,6 +286,12 @@ pub struct RateSample {
     pub is_app_limited: bool,
     /// The sampled segment was a retransmission.
     pub is_retrans: bool,
+    /// Segments in flight just after the sampled segment was sent, itself included (BBRv3's
+    /// `rs->tx_in_flight` from `TCP_SKB_CB(skb)->tx.in_flight`; not in mainline Linux).
+    pub tx_in_flight: u32,
+    /// Segments marked lost since the sampled segment was sent (BBRv3's `rs->lost`,
+    /// `tp->lost - tx.lost`; not in mainline Linux).
+    pub lost: u32,
 }
 
 impl RateSample {
@@ -363,6 +370,27 @@ pub trait CongestionControl: fmt::Debug {
     fn model_state(&self, _tcb: &Tcb) -> Option<ModelState> {
         None
     }
+
+    /// Whether the controller is told of each segment marked lost ([`Self::skb_marked_lost`]).
+    fn wants_lost_segments(&self) -> bool {
+        false
+    }
+
+    /// A segment was just marked lost (BBRv3's `skb_marked_lost`, called from
+    /// `tcp_mark_skb_lost` in Google's v3 kernel); `tcb.lost` counts it.
+    fn skb_marked_lost(&mut self, _tcb: &mut Tcb, _seg: &LostSegment, _now: Time) {}
+}
+
+/// A segment just marked lost, as BBRv3's `skb_marked_lost` hook sees it (Google's v3 kernel;
+/// mainline Linux has no such hook): what was in flight and lost when it was last sent.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LostSegment {
+    /// Segments in flight just after it was sent, itself included (`tx.in_flight`).
+    pub tx_in_flight: u32,
+    /// `tp->lost` when it was sent (`tx.lost`).
+    pub tx_lost: u64,
+    /// It was sent while the connection was application-limited (`tx.is_app_limited`).
+    pub is_app_limited: bool,
 }
 
 /// A model-based controller's view of the path and its mode (BBR's `bbr_get_info` plus the
@@ -476,6 +504,12 @@ impl CongestionControl for WithStartup {
     }
     fn model_state(&self, tcb: &Tcb) -> Option<ModelState> {
         self.cc.model_state(tcb)
+    }
+    fn wants_lost_segments(&self) -> bool {
+        self.cc.wants_lost_segments()
+    }
+    fn skb_marked_lost(&mut self, tcb: &mut Tcb, seg: &LostSegment, now: Time) {
+        self.cc.skb_marked_lost(tcb, seg, now);
     }
     fn loss_verdicts(&self) -> Option<LossVerdicts> {
         self.cc.loss_verdicts()

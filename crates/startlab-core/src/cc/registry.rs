@@ -176,6 +176,16 @@ const CCS: &[CcEntry] = &[
         resolve: resolve::<super::bbr::BbrConfig>,
         prepare: |p| Ok(cc_maker(super::bbr::Bbr::new(parse(p)?))),
     },
+    // Google's BBR v3 (github.com/google/bbr, v3 branch); draft-ietf-ccwg-bbr
+    CcEntry {
+        name: "bbr3",
+        summary: "BBR v3: BBR's model with upper (bw_hi, inflight_hi) and lower (bw_lo, inflight_lo) bounds; Startup at 2.77 until the rate grows < 25 % for 3 rounds or loss > 2 %, Drain, ProbeBW Down/Cruise/Refill/Up with inflight_hi probing, ProbeRTT every 5 s at half the BDP",
+        source: "Google's v3 tcp_bbr.c (github.com/google/bbr, v3); draft-ietf-ccwg-bbr",
+        recovery: "newreno",
+        params: param_info::<super::bbr3::Bbr3Config>,
+        resolve: resolve::<super::bbr3::Bbr3Config>,
+        prepare: |p| Ok(cc_maker(super::bbr3::Bbr3::new(parse(p)?))),
+    },
     // Ha 2009 (Ha): CUBIC, BIC-TCP, BLAST
     CcEntry {
         name: "cubic",
@@ -409,7 +419,7 @@ pub fn algorithms() -> Vec<AlgorithmInfo> {
 
 /// Controllers whose start-up is part of their model (they set cwnd in `cong_control`): no
 /// slow start can replace theirs.
-const OWN_STARTUP: &[&str] = &["bbr"];
+const OWN_STARTUP: &[&str] = &["bbr", "bbr3"];
 
 /// Whether a `startup` may replace controller `cc`'s slow start (not BBR's Startup).
 pub fn startup_replaceable(cc: &str) -> bool {

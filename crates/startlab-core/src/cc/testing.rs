@@ -102,6 +102,8 @@ impl Driver {
             losses: 0,
             is_app_limited: false,
             is_retrans: false,
+            tx_in_flight: prior_in_flight,
+            lost: 0,
         };
         if !self.cc.cong_control(&mut self.tcb, &rs, self.now) {
             let ack = Ack {

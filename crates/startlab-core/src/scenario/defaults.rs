@@ -145,9 +145,9 @@ pub fn linux_controller_defaults(
     if matches!(cc, "reno" | "newreno") {
         cc_params.entry("counting").or_insert_with(linux);
     }
-    // tcp_cubic.c counts time in the kernel's jiffies, and tcp_bbr.c its min-RTT filter and
-    // ProbeRTT (their other defaults already are Linux's).
-    if cc == "cubic" || cc == "bbr" || cc == "bpf:bbr" {
+    // tcp_cubic.c counts time in the kernel's jiffies, and tcp_bbr.c (v1 and v3) its min-RTT
+    // filters and ProbeRTT (their other defaults already are Linux's).
+    if matches!(cc, "cubic" | "bbr" | "bpf:bbr" | "bbr3" | "bpf:bbr3") {
         cc_params.entry("hz").or_insert_with(|| hz.into());
     }
     // A user's object gets the kernel's clock too: its bpf_jiffies64 and its CONFIG_HZ.

@@ -176,6 +176,7 @@ impl Connection {
         rtt: Option<Duration>,
         now: Time,
     ) -> bool {
+        self.report_lost_segments(now);
         self.tcb.lost = self.board.marked_lost;
         self.tcb.in_flight = self.in_flight();
         let counts = AckedCounts {
@@ -187,6 +188,27 @@ impl Connection {
         let rs = self.rate.generate(&mut self.tcb, sampling, counts, now);
         self.tcb.next_departure = self.pacer.next_departure(now);
         self.cc.cong_control(&mut self.tcb, &rs, now)
+    }
+
+    /// Tells a controller that wants it ([`CongestionControl::wants_lost_segments`]) of each
+    /// segment marked lost since the last call, in marking order, with `tcb.lost` counting up
+    /// to that segment as `tcp_mark_skb_lost` has it.
+    pub fn report_lost_segments(&mut self, now: Time) {
+        let Some(log) = self.board.lost_log.as_mut() else {
+            return;
+        };
+        if log.is_empty() {
+            return;
+        }
+        let marks = std::mem::take(log);
+        for (seg, lost) in &marks {
+            self.tcb.lost = *lost;
+            self.cc.skb_marked_lost(&mut self.tcb, seg, now);
+        }
+        // Keep the allocation.
+        let mut marks = marks;
+        marks.clear();
+        self.board.lost_log = Some(marks);
     }
 
     pub fn set_ca_state(&mut self, new: CaState, now: Time) {
@@ -301,9 +323,16 @@ impl Connection {
             self.tcb.rwnd
         );
         let (new_data, prior_packets) = (seq == self.tcb.high_tx, self.packets_out());
+        let in_flight = self.in_flight();
         let fresh = SegState {
             sent_at: now,
-            tx: self.rate.on_send(&mut self.tcb, prior_packets, now),
+            tx: self.rate.on_send(
+                &mut self.tcb,
+                prior_packets,
+                in_flight,
+                self.board.marked_lost,
+                now,
+            ),
             sacked: false,
             lost: false,
             retx_in_flight: false,

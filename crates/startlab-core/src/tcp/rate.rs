@@ -28,6 +28,11 @@ pub(super) struct TxRecord {
     pub first_tx_mstamp: Time,
     /// The connection was application-limited when it was sent.
     pub is_app_limited: bool,
+    /// Segments in flight just after the send, this one included (BBRv3's `tx.in_flight`,
+    /// `tcp_set_tx_in_flight`).
+    pub in_flight: u32,
+    /// `tp->lost` at the send (BBRv3's `tx.lost`).
+    pub lost: u64,
 }
 
 /// The connection's side of rate sampling that controllers do not see.
@@ -62,11 +67,22 @@ pub(super) struct Sampling {
     last_seq: u32,
     /// The chosen segment's send phase (`rs->interval_us` before `tcp_rate_gen`).
     send_interval: Duration,
+    /// The chosen segment's `tx.in_flight` and `tx.lost` (BBRv3).
+    tx_in_flight: u32,
+    prior_lost: u64,
 }
 
 impl DeliveryRate {
-    /// `tcp_rate_skb_sent`: a segment leaves at `now` with `packets_out` segments already out.
-    pub fn on_send(&mut self, tcb: &mut Tcb, packets_out: u32, now: Time) -> TxRecord {
+    /// `tcp_rate_skb_sent`: a segment leaves at `now` with `packets_out` segments already out,
+    /// `in_flight` of them in the network, and `lost` marked lost so far.
+    pub fn on_send(
+        &mut self,
+        tcb: &mut Tcb,
+        packets_out: u32,
+        in_flight: u32,
+        lost: u64,
+        now: Time,
+    ) -> TxRecord {
         // Nothing in flight: the samples of this flight start now, from the send and from the
         // (absent) ACKs alike.
         if packets_out == 0 {
@@ -78,6 +94,8 @@ impl DeliveryRate {
             delivered_mstamp: tcb.delivered_mstamp,
             first_tx_mstamp: self.first_tx_mstamp,
             is_app_limited: tcb.app_limited.is_some(),
+            in_flight: in_flight + 1,
+            lost,
         }
     }
 
@@ -103,6 +121,8 @@ impl DeliveryRate {
             s.is_app_limited = tx.is_app_limited;
             s.is_retrans = retransmitted;
             s.last_seq = seq;
+            s.tx_in_flight = tx.in_flight;
+            s.prior_lost = tx.lost;
             self.first_tx_mstamp = sent_at;
             s.send_interval = sent_at.saturating_since(tx.first_tx_mstamp);
         }
@@ -137,6 +157,8 @@ impl DeliveryRate {
             losses: acked.lost,
             is_app_limited: s.is_app_limited,
             is_retrans: s.is_retrans,
+            tx_in_flight: 0,
+            lost: 0,
         };
         // No segment with timing information was delivered: no sample.
         let Some(prior_mstamp) = s.prior_mstamp else {
@@ -144,6 +166,8 @@ impl DeliveryRate {
         };
         let delivered = tcb.delivered - s.prior_delivered;
         rs.delivered = Some(delivered);
+        rs.tx_in_flight = s.tx_in_flight;
+        rs.lost = tcb.lost.saturating_sub(s.prior_lost).min(u32::MAX as u64) as u32;
         // Sending and acknowledging are two phases of one window: with ACK compression the send
         // phase is the longer, so the longer of the two is the interval.
         rs.ack_interval = now.saturating_since(prior_mstamp);
@@ -223,7 +247,7 @@ mod tests {
         let (mut r, mut t) = (DeliveryRate::default(), tcb());
         let tx: Vec<TxRecord> = (0..10)
             .map(|i| {
-                let rec = r.on_send(&mut t, i, ms(i as u64));
+                let rec = r.on_send(&mut t, i, i, 0, ms(i as u64));
                 t.high_tx += 1;
                 rec
             })
@@ -255,15 +279,16 @@ mod tests {
     #[test]
     fn the_most_recently_sent_segment_gives_the_sample() {
         let (mut r, mut t) = (DeliveryRate::default(), tcb());
-        r.on_send(&mut t, 0, ms(0));
+        r.on_send(&mut t, 0, 0, 0, ms(0));
         t.delivered = 10;
         t.delivered_mstamp = ms(109);
-        let newest = r.on_send(&mut t, 5, ms(110));
+        let newest = r.on_send(&mut t, 5, 5, 0, ms(110));
         let stale = TxRecord {
             delivered: 2,
             delivered_mstamp: ms(40),
             first_tx_mstamp: ms(0),
             is_app_limited: false,
+            ..TxRecord::default()
         };
         let mut s = Sampling::default();
         r.on_delivered(&mut s, 20, ms(110), &newest, false);
@@ -282,7 +307,7 @@ mod tests {
     #[test]
     fn short_intervals_and_untimed_acks_give_no_rate() {
         let (mut r, mut t) = (DeliveryRate::default(), tcb());
-        let rec = r.on_send(&mut t, 0, ms(0));
+        let rec = r.on_send(&mut t, 0, 0, 0, ms(0));
         let mut s = Sampling::default();
         r.on_delivered(&mut s, 0, ms(0), &rec, true);
         t.delivered = 1;
@@ -303,7 +328,7 @@ mod tests {
         t.in_flight = 4;
         check_app_limited(&mut t, true, 0, 0);
         assert_eq!(t.app_limited, Some(10));
-        assert!(r.on_send(&mut t, 4, ms(1)).is_app_limited);
+        assert!(r.on_send(&mut t, 4, 4, 0, ms(1)).is_app_limited);
         t.delivered = 10;
         r.generate(&mut t, &Sampling::default(), counts(4), ms(2));
         assert_eq!(t.app_limited, Some(10));
@@ -319,6 +344,24 @@ mod tests {
         assert_eq!(t.app_limited, None);
     }
 
+    /// BBRv3's per-segment signals: a segment sent with 7 others in the network and 3 losses
+    /// marked, sampled when 5 have been marked, carries tx_in_flight 8 and lost 5 - 3 = 2.
+    #[test]
+    fn the_sample_carries_the_flight_and_the_losses_since_its_segment_was_sent() {
+        let (mut r, mut t) = (DeliveryRate::default(), tcb());
+        let rec = r.on_send(&mut t, 9, 7, 3, ms(0));
+        assert_eq!((rec.in_flight, rec.lost), (8, 3));
+        let mut s = Sampling::default();
+        r.on_delivered(&mut s, 0, ms(0), &rec, false);
+        t.delivered += 4;
+        t.lost = 5;
+        let rs = r.generate(&mut t, &s, counts(4), ms(150));
+        assert_eq!((rs.tx_in_flight, rs.lost), (8, 2));
+        // An ACK that samples no segment carries neither.
+        let rs = r.generate(&mut t, &Sampling::default(), counts(0), ms(160));
+        assert_eq!((rs.tx_in_flight, rs.lost), (0, 0));
+    }
+
     /// The recorded rate keeps a slower sample only if it is not application-limited.
     #[test]
     fn the_recorded_rate_prefers_unlimited_or_faster_samples() {
@@ -329,6 +372,7 @@ mod tests {
                 delivered_mstamp: ms(0),
                 first_tx_mstamp: ms(0),
                 is_app_limited: limited,
+                ..TxRecord::default()
             };
             let mut s = Sampling::default();
             r.on_delivered(&mut s, 0, ms(0), &rec, false);

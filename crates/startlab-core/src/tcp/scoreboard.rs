@@ -4,6 +4,7 @@
 
 use super::intervals::IntervalSet;
 use super::rate::TxRecord;
+use crate::cc::LostSegment;
 use crate::net::SackBlocks;
 use crate::time::Time;
 use std::collections::VecDeque;
@@ -44,9 +45,29 @@ pub(super) struct Scoreboard {
     /// Losses marked so far: a segment newly deemed lost, or a lost segment's retransmission
     /// deemed lost too (Linux `tp->lost`, `tcp_sum_lost`).
     pub marked_lost: u64,
+    /// Each loss marked, with `marked_lost` after it, for a controller told of every lost
+    /// segment (BBRv3's `skb_marked_lost`); `None` when the controller does not want them.
+    pub lost_log: Option<Vec<(LostSegment, u64)>>,
+}
+
+/// What a lost segment's send record tells BBRv3 (`TCP_SKB_CB(skb)->tx`).
+fn lost_segment(s: &SegState) -> LostSegment {
+    LostSegment {
+        tx_in_flight: s.tx.in_flight,
+        tx_lost: s.tx.lost,
+        is_app_limited: s.tx.is_app_limited,
+    }
 }
 
 impl Scoreboard {
+    /// One more loss marked on segment `s`.
+    fn count_loss(marked_lost: &mut u64, log: &mut Option<Vec<(LostSegment, u64)>>, s: &SegState) {
+        *marked_lost += 1;
+        if let Some(log) = log {
+            log.push((lost_segment(s), *marked_lost));
+        }
+    }
+
     /// Segments in the network out of `packets_out` (Linux `tcp_packets_in_flight`, RFC 6675
     /// pipe).
     pub fn in_flight(&self, packets_out: u32) -> u32 {
@@ -171,7 +192,7 @@ impl Scoreboard {
         }
         s.lost = true;
         self.lost_out += 1;
-        self.marked_lost += 1;
+        Self::count_loss(&mut self.marked_lost, &mut self.lost_log, s);
         if s.retx_in_flight {
             s.retx_in_flight = false;
             self.retrans_out -= 1;
@@ -195,7 +216,7 @@ impl Scoreboard {
         if s.lost && !s.retx_in_flight {
             return false;
         }
-        self.marked_lost += 1;
+        Self::count_loss(&mut self.marked_lost, &mut self.lost_log, s);
         if s.lost {
             s.retx_in_flight = false;
             self.retrans_out -= 1;
@@ -216,7 +237,7 @@ impl Scoreboard {
                 continue;
             }
             if !s.lost || s.retx_in_flight {
-                self.marked_lost += 1;
+                Self::count_loss(&mut self.marked_lost, &mut self.lost_log, s);
             }
             if !s.lost {
                 s.lost = true;
@@ -235,7 +256,7 @@ impl Scoreboard {
     pub fn mark_all_lost(&mut self, una: u32, high_tx: u32) {
         for s in self.segs.iter_mut() {
             if !s.sacked && (!s.lost || s.retx_in_flight) {
-                self.marked_lost += 1;
+                Self::count_loss(&mut self.marked_lost, &mut self.lost_log, s);
             }
             if !s.sacked && !s.lost {
                 s.lost = true;

@@ -31,8 +31,7 @@ fn sample(prior_delivered: u64, delivered: u64, interval: Duration, acked: u32) 
         rtt: Some(ms(100)),
         acked_sacked: acked,
         losses: 0,
-        is_app_limited: false,
-        is_retrans: false,
+        ..RateSample::default()
     }
 }
 

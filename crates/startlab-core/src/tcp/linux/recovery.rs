@@ -551,6 +551,7 @@ impl LinuxRecovery {
         let rack = &self.rack;
         c.board
             .mark_lost_on_timeout(c.tcb.snd_una, &|s| rack.too_recent(now, s.sent_at));
+        c.report_lost_segments(now);
         if matches!(state, CaState::Open | CaState::Disorder)
             || self.high_seq <= c.tcb.snd_una
             || (state == CaState::Loss && self.rto_retransmits == 0)

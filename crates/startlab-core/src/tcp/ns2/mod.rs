@@ -338,6 +338,7 @@ impl Ns2Recovery {
         self.dupacks = 0;
         // Everything outstanding and not SACKed is deemed lost; it is sent again from snd_una.
         c.board.mark_all_lost(c.tcb.snd_una, c.tcb.high_tx);
+        c.report_lost_segments(now);
         // RFC 6298 §5.4-5.6: retransmit the earliest segment, back off, restart the timer.
         c.rtt.back_off();
         c.retransmit_now(self, c.tcb.snd_una, now, out);

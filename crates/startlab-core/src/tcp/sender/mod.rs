@@ -57,6 +57,8 @@ impl TcpSender {
         )
         .with_algorithm(cfg.rto_algorithm);
         let owns_cwnd = cc.has_cong_control();
+        let mut board = Scoreboard::default();
+        board.lost_log = cc.wants_lost_segments().then(Vec::new);
         let stack = match cfg.stack {
             Stack::Ns2 { recovery } => StackState::Ns2(Ns2Recovery::new(recovery)),
             Stack::Linux => StackState::Linux(LinuxRecovery::default()),
@@ -70,7 +72,7 @@ impl TcpSender {
                 tcb,
                 cc,
                 state: ConnState::NotStarted,
-                board: Scoreboard::default(),
+                board,
                 rtt,
                 rto_deadline: None,
                 pacer: Pacer::default(),
