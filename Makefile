@@ -7,6 +7,7 @@
 #   make kernel-accuracy  the link emulator's accuracy on this machine (root; about 3 minutes)
 #   make kernel-linux  the simulator's Linux stack beside Linux on 26 paths, 3 runs each, and its table (root; ~32 min)
 #   make kernel-bbr    BBR beside Linux's bbr on 16 paths, 3 runs each, and its table (root; ~25 min)
+#   make kernel-bbr3   BBRv3's eBPF port in the kernel beside its model on 8 paths (root; ~10 min)
 #   make bpf        the eBPF controllers' object alone, into $(BPF_OBJECT) (out/bpf/startlab.bpf.o);
 #                   STARTLAB_BPF_OBJECT=that-file makes startlab use it without a rebuild
 #   make lint       rustfmt, clippy (warnings are errors), ruff and mypy
@@ -116,6 +117,12 @@ kernel-bbr: setup
 	rm -rf out/kernel-bbr
 	$(BIN)/startlab sweep examples/sweeps/kernel-bbr.toml -o out/kernel-bbr
 	$(BIN)/python -m startlab.validation out/kernel-bbr --targets bbr --describe examples/sweeps/kernel-bbr.toml
+
+.PHONY: kernel-bbr3
+kernel-bbr3: setup
+	rm -rf out/kernel-bbr3
+	$(BIN)/startlab sweep examples/sweeps/kernel-bbr3.toml -o out/kernel-bbr3
+	$(BIN)/python -m startlab.validation out/kernel-bbr3 --targets bbr --describe examples/sweeps/kernel-bbr3.toml
 
 .PHONY: kernel-accuracy
 kernel-accuracy: setup

@@ -36,6 +36,11 @@ const SCENARIOS: &[(&str, &str, &str)] = &[
         "1 BBR flow (Linux stack), 100 Mbps, 100 ms, buffer BDP, 60 s",
         include_str!("../scenarios/e-bbr-100mbps.toml"),
     ),
+    (
+        "f",
+        "1 BBRv3 flow (Linux stack), 100 Mbps, 100 ms, buffer BDP, 60 s",
+        include_str!("../scenarios/f-bbr3-100mbps.toml"),
+    ),
 ];
 
 /// The scenarios of the ns-3 comparison (`make bench-ns3`, bench/ns3/): (a)-(d) with the settings

@@ -109,6 +109,7 @@
 #include "cc/westwood.bpf.c"      /* with startup/astart.bpf.c: the estimator rate.h */
 #include "cc/cubic.bpf.c"
 #include "cc/bbr.bpf.c"
+#include "cc/bbr3.bpf.c"
 #include "startup/slow_start.bpf.c"
 #include "startup/astart.bpf.c"
 #include "startup/lss.bpf.c"
@@ -133,7 +134,8 @@
 
 /* Model-based controllers: run by the struct_ops startlab_model (cong_control). */
 #define MODEL_LIST(X) \
-	X(bbr)
+	X(bbr)     \
+	X(bbr3)
 
 #define STARTUP_LIST(X) \
 	X(slow_start) \

@@ -164,6 +164,27 @@ fn what_the_object_cannot_run_is_refused_by_field() {
         )
         .unwrap_err();
     assert_eq!(e.field, "cc_params.gain");
+    // BBRv3's port has mainline Linux's signals only: v3's are refused by field.
+    let bbr3 = |signals: &str| {
+        let mut p = serde_json::Map::new();
+        for a in algorithms().iter().filter(|a| a.name == "bbr3") {
+            for q in &a.params {
+                p.insert(
+                    q.name.to_string(),
+                    serde_json::from_str(&q.default).unwrap(),
+                );
+            }
+        }
+        p.insert("signals".into(), signals.into());
+        c.configure(
+            &spec("bbr3", p.into(), "default", None),
+            &SimulatorCatalogue,
+        )
+    };
+    assert!(bbr3("mainline").is_ok());
+    let e = bbr3("v3").unwrap_err();
+    assert_eq!(e.field, "cc_params.signals");
+    assert!(e.message.contains("\"v3\""), "{e}");
     let e = c
         .configure(
             &spec(
@@ -223,7 +244,7 @@ fn every_algorithm_of_the_simulator_has_a_port_taking_all_its_parameters() {
     let reno = json!({"abc_limit": 0, "beta": 0.5, "counting": "rfc5681"});
     let mut missing = Vec::new();
     for a in algorithms() {
-        let defaults: serde_json::Map<String, serde_json::Value> = a
+        let mut defaults: serde_json::Map<String, serde_json::Value> = a
             .params
             .iter()
             .map(|p| {
@@ -233,6 +254,10 @@ fn every_algorithm_of_the_simulator_has_a_port_taking_all_its_parameters() {
                 )
             })
             .collect();
+        // BBRv3's port has mainline Linux's signals only (cc::bbr3::Signals).
+        if a.name == "bbr3" {
+            defaults.insert("signals".into(), "mainline".into());
+        }
         let s = match a.role {
             Role::Cc => spec(a.name, defaults.into(), "default", None),
             Role::Startup => spec("newreno", reno.clone(), a.name, Some(defaults.into())),

@@ -33,6 +33,15 @@ const PATHS: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// The parameters a port runs with where its model's defaults are not what the port implements:
+/// BBRv3's port has only the loss signals mainline Linux gives a struct_ops program.
+fn cc_params(cc: &str) -> &'static str {
+    match cc {
+        "bbr3" => r#"cc_params = { signals = "mainline" }"#,
+        _ => "",
+    }
+}
+
 /// The path's scenario; `tcp` prefixed with `linux:` runs it on `tcp.stack = "linux"`, else on
 /// the ns-2 stack with Linux-like settings.
 fn scenario(cc: &str, startup: &str, bottleneck: &str, tcp: &str) -> String {
@@ -55,8 +64,10 @@ access = {{ rate = "1Gbps", delay = "0.5ms" }}
 {tcp}
 [[flows]]
 cc = "{cc}"
+{}
 startup = "{startup}"
-"#
+"#,
+        cc_params(cc)
     )
 }
 
@@ -91,8 +102,9 @@ fn combinations() -> Vec<(String, String)> {
     v
 }
 
-/// The controllers Linux has, under `tcp.stack = "linux"` (Linux's counting for Reno, Linux's
-/// HyStart, RACK-TLP and PRR around them), on the same three paths.
+/// The controllers Linux has, and BBRv3, whose port runs on mainline Linux, under
+/// `tcp.stack = "linux"` (Linux's counting for Reno, Linux's HyStart, RACK-TLP and PRR around
+/// them), on the same three paths.
 #[test]
 fn under_the_linux_stack_the_ports_follow_their_models() {
     let print = std::env::var_os("STARTLAB_BPF_DIFF").is_some();
@@ -102,6 +114,7 @@ fn under_the_linux_stack_the_ports_follow_their_models() {
         ("cubic", "default"),
         ("cubic", "hystart"),
         ("bbr", "default"),
+        ("bbr3", "default"),
     ] {
         for path in PATHS {
             let tcp = format!("linux:{}", path.2);

@@ -326,7 +326,22 @@ fn kernel_control(
             _ => {}
         }
     }
-    let (resolved_cc, resolved_startup) = controller.resolved_params();
+    let (mut resolved_cc, resolved_startup) = controller.resolved_params();
+    // BBRv3's port sees what a struct_ops program sees on mainline Linux (cc::bbr3::Signals):
+    // not Google's v3 kernel's per-segment tx_in_flight, tx.lost and skb_marked_lost.
+    if cc == "bbr3" {
+        if let Some((_, v)) = cc_params.iter().find(|(k, _)| k == "signals") {
+            if v != "mainline" {
+                return Err(refuse(
+                    format!("{at}.cc_params.signals"),
+                    format!("{v}: the kernel world runs BBRv3 as its eBPF port on Linux 6.18, which has no per-segment tx_in_flight, tx.lost or skb_marked_lost; allowed here: \"mainline\""),
+                ));
+            }
+        }
+        if let Some(params) = resolved_cc.as_object_mut() {
+            params.insert("signals".into(), "mainline".into());
+        }
+    }
     let spec = ControllerSpec {
         cc: cc.to_string(),
         cc_params: resolved_cc,
@@ -924,6 +939,22 @@ mod tests {
         assert_eq!(
             p.controllers[0].image.struct_ops.as_deref(),
             Some("startlab")
+        );
+    }
+
+    /// BBRv3 runs as its port, on mainline Linux's signals whatever the simulator's default;
+    /// asking for v3's is refused by field.
+    #[test]
+    fn bbr3_runs_as_its_port_on_mainline_signals() {
+        let p = plan(&resolved("[[flows]]\ncc = \"bbr3\"\n"), &kernel()).unwrap();
+        let port = &p.controllers[0];
+        assert_eq!(port.spec.cc, "bbr3");
+        assert_eq!(port.spec.cc_params["signals"], "mainline");
+        assert_eq!(port.image.struct_ops.as_deref(), Some("startlab_model"));
+        let e = refusal("[[flows]]\ncc = \"bbr3\"\ncc_params = { signals = \"v3\" }\n");
+        assert!(
+            e.starts_with("flows[0].cc_params.signals: \"v3\": the kernel world"),
+            "{e}"
         );
     }
 

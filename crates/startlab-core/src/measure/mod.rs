@@ -42,7 +42,7 @@ table! {
         pacing_gain: Option<f64> = "",
         /// A model-based controller's cwnd gain; null for the others.
         cwnd_gain: Option<f64> = "",
-        /// A model-based controller's state (BBR: `startup`, `drain`, `probe-bw`, `probe-rtt`); null for others and in the kernel world.
+        /// A model-based controller's state (BBR: `startup`, `drain`, `probe-bw`, `probe-rtt`; BBRv3's ProbeBW by phase: `probe-bw-down`, `-cruise`, `-refill`, `-up`); null for others and in the kernel world.
         model_state: Option<String> = "",
     }
 }

@@ -80,10 +80,16 @@ fn parameters_are_declared_and_the_defaults_are_the_v3_sources() {
     // 256 × 277/100 + 1 = 710; 256 × 1000/2885 = 88; 256 × 91/100 = 232; 256 × 2/100 = 5;
     // 256 × 30/100 = 76; 256 × 15/100 = 38; BBR_UNIT × 1/4 = 64; BBR_UNIT / 2 = 128.
     let u = &b.u;
-    assert_eq!((u.startup_pacing, u.startup_cwnd, u.drain, u.cwnd), (710, 512, 88, 512));
+    assert_eq!(
+        (u.startup_pacing, u.startup_cwnd, u.drain, u.cwnd),
+        (710, 512, 88, 512)
+    );
     assert_eq!(u.phase, [320, 232, 256, 256]);
     assert_eq!((u.loss_thresh, u.beta, u.headroom), (5, 76, 38));
-    assert_eq!((u.bw_probe_cwnd, u.probe_rtt_cwnd, u.full_bw_thresh), (64, 128, 320));
+    assert_eq!(
+        (u.bw_probe_cwnd, u.probe_rtt_cwnd, u.full_bw_thresh),
+        (64, 128, 320)
+    );
 }
 
 #[test]
@@ -128,7 +134,10 @@ fn three_rounds_without_25_percent_growth_end_startup() {
     }
     assert_eq!((b.full_bw, b.full_bw_cnt), (1678, 2));
     round(&mut b, &mut t, 4, 10);
-    assert_eq!(t.exit_reason_hint, Some(ExitReason::Detector("bbr-full-bw")));
+    assert_eq!(
+        t.exit_reason_hint,
+        Some(ExitReason::Detector("bbr-full-bw"))
+    );
     assert_eq!((b.mode(), b.phase()), (Mode::ProbeBw, Phase::Cruise));
     assert_eq!(t.ssthresh, 11.0);
     // Leaving Down, the filter's window advanced: this cycle's samples are the older window.
@@ -343,7 +352,11 @@ fn probe_rtt_every_5_s_at_half_the_bdp() {
 #[test]
 fn cruise_then_refill_then_up() {
     let (mut b, mut t) = past_startup();
-    assert!((2_000_000..3_000_000).contains(&b.probe_wait_us), "{}", b.probe_wait_us);
+    assert!(
+        (2_000_000..3_000_000).contains(&b.probe_wait_us),
+        "{}",
+        b.probe_wait_us
+    );
     assert!(b.rounds_since_probe < 2);
     let mut k = 5;
     while b.phase() == Phase::Cruise {
@@ -408,7 +421,10 @@ fn the_fast_path_skips_only_what_changes_nothing() {
             ..sample(t.delivered - 2, 2, 2)
         };
         b.cong_control(&mut t, &rs, at(850));
-        (before, (b.bw_hi, b.mode, b.cycle_idx, t.cwnd, b.ack_epoch_acked))
+        (
+            before,
+            (b.bw_hi, b.mode, b.cycle_idx, t.cwnd, b.ack_epoch_acked),
+        )
     };
     let (before, after) = run(true);
     assert_eq!(before, after);

@@ -164,6 +164,17 @@ pub fn port_model(
             format!("\"{target}\" is a start-up algorithm: run its port on a controller's, e.g. cc = \"bpf:newreno\", startup = \"{target}\""),
         ));
     }
+    // BBRv3's port sees what a struct_ops program sees on mainline Linux: its signals are
+    // mainline's unless the scenario asks otherwise (and another value is refused by the port's
+    // configuration, naming the field).
+    let mut mainline;
+    let cc_params = if target == "bbr3" && !cc_params.contains_key("signals") {
+        mainline = cc_params.clone();
+        mainline.insert("signals".into(), "mainline".into());
+        &mainline
+    } else {
+        cc_params
+    };
     Model::new(target, cc_params, startup, startup_params).map_err(|mut e| {
         if e.field == "cc" {
             e.message = format!("\"{cc}\": {}", e.message);
