@@ -81,9 +81,16 @@ _DPI = 110
 
 def cwnd(result: RunTables, path: str | os.PathLike[str]) -> Path:
     """Congestion window (solid) and slow-start threshold (dashed, where finite) of every TCP
-    flow over time, in segments."""
-    fig, ax = _figure()
+    flow over time, in segments; beneath, for flows of a model-based controller (BBR), the
+    bandwidth estimate in Mbit/s with the bottleneck rate dotted."""
     series = result.flow_series.sort("flow", "time_ns")
+    with_model = series.filter(pl.col("model_bw_bps").is_not_null()) if series.height else series
+    if with_model.height:
+        fig = _canvas((_FIGSIZE[0], _FIGSIZE[1] * 1.6), layout="constrained")
+        ax, bw_ax = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
+    else:
+        fig, ax = _figure()
+        bw_ax = None
     groups = _groups(result)
     many = sum(len(flows) for _, flows in groups) > MAX_LEGEND_FLOWS
     by_flow = {int(key[0]): part for key, part in series.group_by("flow", maintain_order=True)}
@@ -119,7 +126,42 @@ def cwnd(result: RunTables, path: str | os.PathLike[str]) -> Path:
         legend=len(groups) <= MAX_LEGEND_FLOWS,
         note=note,
     )
+    if bw_ax is not None:
+        ax.set_xlabel("")
+        _bandwidth_estimates(result, bw_ax, with_model, groups, many)
     return _save(fig, path)
+
+
+def _bandwidth_estimates(
+    result: RunTables,
+    ax: Axes,
+    series: pl.DataFrame,
+    groups: list[tuple[str, list[int]]],
+    many: bool,
+) -> None:
+    """The bandwidth estimate (payload, Mbit/s) of each flow that has one, in its cwnd color."""
+    by_flow = {int(key[0]): part for key, part in series.group_by("flow", maintain_order=True)}
+    for color, (_, flows) in zip(_colors(len(groups)), groups, strict=True):
+        for flow in flows:
+            samples = by_flow.get(flow)
+            if samples is None:
+                continue
+            ax.plot(
+                samples["time_s"].to_numpy(),
+                samples["model_bw_bps"].to_numpy() / 1e6,
+                color=color,
+                lw=0.8 if many else 1.2,
+                drawstyle="steps-post",
+            )
+    capacity = _capacity_bps(result)
+    if capacity:
+        ax.axhline(capacity / 1e6, color="gray", ls=":", lw=1.0, label="bottleneck rate")
+        ax.legend(loc="lower right", fontsize="small")
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("Mbit/s")
+    ax.set_title("Bandwidth estimate (model-based controllers)", fontsize="medium")
+    ax.grid(True, alpha=0.3)
 
 
 def queue(result: RunTables, path: str | os.PathLike[str]) -> Path:

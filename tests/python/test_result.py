@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import startlab
-from startlab import Result, Scenario
+from startlab import Result, Scenario, figures
 from startlab.result import TABLES, jain_index
 from support import EXAMPLES, dumbbell
 
@@ -308,7 +308,34 @@ def test_warnings_reach_the_result_and_summary_json(tmp_path: Path) -> None:
     assert startlab.run(dumbbell(duration="1s")).warnings == ()
 
 
-def test_a_bbr_flow_records_its_model_and_its_delivery_rate() -> None:
+def test_a_bbr3_flow_names_its_probe_bw_phases_and_its_startup_exit() -> None:
+    """BBRv3 at 100 Mbit/s, 40 ms: a buffer of 0.1 BDP ends Startup by its loss rule, one of 4
+    BDP by the full-bandwidth rule; ProbeBW's phases are named, in the order Down, Cruise,
+    Refill, Up, and Up's gains are 5/4 and 2 + 1/4."""
+    tcp = {"stack": "linux"}
+    reasons = {}
+    for limit in ("0.1BDP", "4BDP"):
+        document = dumbbell(rate="100Mbps", delay="20ms", limit=limit, duration="8s", tcp=tcp)
+        document["flows"][0]["cc"] = "bbr3"
+        result = startlab.run(document)
+        reasons[limit] = result.flows["ss_exit_reason"][0]
+    assert reasons == {"0.1BDP": "bbr-loss", "4BDP": "bbr-full-bw"}
+    series = result.flow_series
+    states = series["model_state"].drop_nulls().unique(maintain_order=True).to_list()
+    assert states[:2] == ["startup", "drain"]
+    probe_bw = [s for s in states if s.startswith("probe-bw")]
+    assert probe_bw[:4] == ["probe-bw-down", "probe-bw-cruise", "probe-bw-refill", "probe-bw-up"]
+    up = series.filter(pl.col("model_state") == "probe-bw-up")
+    assert set(up["pacing_gain"].to_list()) == {1.25}
+    assert set(up["cwnd_gain"].to_list()) == {2.25}
+
+
+def _png_height(path: Path) -> int:
+    # The IHDR chunk: width and height as big-endian 32-bit integers after the signature.
+    return int.from_bytes(path.read_bytes()[20:24], "big")
+
+
+def test_a_bbr_flow_records_its_model_and_its_delivery_rate(tmp_path: Path) -> None:
     """20 Mbit/s of 1040-byte packets carry 20e6 x 1000/1040 = 19.23 Mbit/s of payload: BBR's
     bandwidth estimate and the delivery rate settle there, its min RTT is the smallest RTT sample
     (in whole microseconds), and its state goes through Startup, Drain and ProbeBW."""
@@ -326,6 +353,10 @@ def test_a_bbr_flow_records_its_model_and_its_delivery_rate() -> None:
     states = series["model_state"].drop_nulls().unique(maintain_order=True).to_list()
     assert states[:3] == ["startup", "drain", "probe-bw"]
     assert set(late["cwnd_gain"].to_list()) == {2.0}
+    # The cwnd plot gains a panel with the bandwidth estimate: a taller figure.
+    figures.cwnd(startlab.run(document), tmp_path / "bbr.png")
+    figures.cwnd(startlab.run(dumbbell(duration="1s")), tmp_path / "plain.png")
+    assert _png_height(tmp_path / "bbr.png") > 1.5 * _png_height(tmp_path / "plain.png")
     # A controller without a model leaves the model's columns null.
     plain = startlab.run(dumbbell(duration="1s")).flow_series
     for column in ("model_bw_bps", "model_min_rtt_ns", "pacing_gain", "cwnd_gain", "model_state"):

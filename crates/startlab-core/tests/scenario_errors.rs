@@ -409,3 +409,28 @@ fn udp_sources_that_would_send_too_many_packets_are_refused_naming_the_rate() {
         "{e}"
     );
 }
+
+/// BBR's and BBRv3's Startup are part of their model: no slow start replaces them; BBRv3's
+/// parameters are range-checked by name, with its own combination rules.
+#[test]
+fn bbr3s_startup_and_parameters_are_checked_by_field() {
+    for cc in ["bbr", "bbr3"] {
+        let e = error(&BASE.replace(
+            "cc = \"newreno\"",
+            &format!("cc = \"{cc}\"\nstartup = \"hystart\""),
+        ));
+        assert!(e.contains("flows[0].startup"), "{e}");
+        assert!(e.contains("no slow start can replace it"), "{e}");
+    }
+    let e = error(&BASE.replace(
+        "cc = \"newreno\"",
+        "cc = \"bbr3\"\ncc_params = { loss_thresh = 0.0 }",
+    ));
+    assert!(e.contains("flows[0].cc_params.loss_thresh"), "{e}");
+    let e = error(&BASE.replace(
+        "cc = \"newreno\"",
+        "cc = \"bbr3\"\ncc_params = { signals = \"v2\" }",
+    ));
+    assert!(e.contains("flows[0].cc_params.signals"), "{e}");
+    assert!(e.contains("mainline"), "{e}");
+}

@@ -366,17 +366,28 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
         .iter()
         .map(|&src| (src, sample_hystart(&host(src).host, 5_000_000)))
         .collect();
-    // BBR reports its model (bandwidth, min RTT, gains) to sock_diag only: each namespace with
-    // a flow of the kernel's bbr is dumped every 10 ms, keeping its BBR sockets.
-    let bbr_hosts: std::collections::BTreeSet<&str> = plan
+    // BBR reports its model (bandwidth, min RTT, gains) to sock_diag only, and a controller
+    // with cong_control (BBR, an eBPF port of a model-based one) sets the pacing rate that
+    // tcp_info reports: each namespace with such a flow is dumped every 10 ms, keeping the
+    // sockets with a pacing rate (those of the other flows are not matched to a connection).
+    let model_hosts: std::collections::BTreeSet<&str> = plan
         .connections
         .iter()
-        .filter(|c| c.cc == "bbr")
+        .filter(|c| {
+            c.cc == "bbr"
+                || c.bpf.is_some_and(|i| {
+                    plan.controllers[i].image.struct_ops.as_deref() == Some("startlab_model")
+                })
+        })
         .map(|c| c.src.as_str())
         .collect();
-    let diag_samplers: Vec<Sampler<DiagReading>> = bbr_hosts
+    let diag_samplers: Vec<Sampler<DiagReading>> = model_hosts
         .iter()
-        .map(|&src| diag::sample(&host(src).host, 10_000_000, |r| r.bbr.is_some()))
+        .map(|&src| {
+            diag::sample(&host(src).host, 10_000_000, |r| {
+                r.bbr.is_some() || r.pacing_rate > 0
+            })
+        })
         .collect();
     let t0 = monotonic_ns() + LEAD_NS;
     let recorder = Recorder::new(s.measure.clone(), s.network.links.len(), s.end());

@@ -95,8 +95,11 @@ static __always_inline void hystart_pp_pkts_acked(struct ca *ca, const volatile 
 	__s32 rtt_s;
 	__u32 rtt;
 
-	if (st->mode == HYSTART_PP_DONE || !in_slow_start(ca))
+	if (st->mode == HYSTART_PP_DONE || !in_slow_start(ca)) {
+		/* Outside HyStart++ a later slow start (after a timeout) is standard (§4.3). */
+		st->growth_in_css = 0;
 		return;
+	}
 	/* A round ends when the ACK passes windowEnd (§4.2). */
 	if (rounds_on_ack(ca, &st->round) != ROUND_SAME) {
 		hystart_pp_start_round(st);
@@ -105,6 +108,7 @@ static __always_inline void hystart_pp_pkts_acked(struct ca *ca, const volatile 
 			if (st->css_rounds >= cfg->css_rounds) {
 				/* CSS_ROUNDS rounds of CSS: enter congestion avoidance. */
 				st->mode = HYSTART_PP_DONE;
+				st->growth_in_css = 0;
 				ca->tp->snd_ssthresh = ca->tp->snd_cwnd;
 				SET_HINT(ca, "hystart++");
 				return;
@@ -167,8 +171,10 @@ static __always_inline __u32 hystart_pp_on_ack(struct ca *ca, const volatile str
 static __always_inline void hystart_pp_set_state(struct ca *ca, const volatile struct hystart_pp_config *cfg,
 						 struct hystart_pp_state *st, __u8 new_state)
 {
-	if (new_state == TCP_CA_Recovery || new_state == TCP_CA_Loss)
+	if (new_state == TCP_CA_Recovery || new_state == TCP_CA_Loss) {
 		st->mode = HYSTART_PP_DONE;
+		st->growth_in_css = 0;
+	}
 }
 
 STARTUP_OPS(hystart_pp) = {

@@ -164,6 +164,9 @@ impl SlowStart for HystartPp {
 
     fn pkts_acked(&mut self, tcb: &mut Tcb, sample: &AckSample, _now: Time) {
         if self.mode == Mode::Done || !tcb.in_slow_start() {
+            // Outside HyStart++ (after CSS or a loss) slow start is standard: a later slow start
+            // (after a timeout) grows by the ACKed segments, not by CSS's quarter.
+            self.growth_in_css = false;
             return;
         }
         // A round ends when the ACK passes windowEnd (RFC 9406 §4.2).
@@ -174,6 +177,7 @@ impl SlowStart for HystartPp {
                 if rounds >= self.config.css_rounds {
                     // CSS_ROUNDS rounds of CSS: enter congestion avoidance.
                     self.mode = Mode::Done;
+                    self.growth_in_css = false;
                     tcb.ssthresh = tcb.cwnd;
                     tcb.exit_reason_hint = Some(ExitReason::Detector("hystart++"));
                     return;
@@ -232,6 +236,7 @@ impl SlowStart for HystartPp {
         // RFC 9406 §4.3 allows either, this follows the recommendation for the initial one).
         if matches!(state, CaState::Recovery | CaState::Loss) {
             self.mode = Mode::Done;
+            self.growth_in_css = false;
         }
     }
 }
@@ -302,6 +307,29 @@ mod tests {
         let acks = before.floor();
         let w = d.round(Duration::from_millis(100));
         assert_eq!(w, before + 8.0 / 4.0 + (acks - 8.0));
+    }
+
+    /// RFC 9406 §4.2-4.3: CSS's reduced growth belongs to CSS. A timeout during CSS, or after
+    /// CSS_ROUNDS ended it, leaves HyStart++; the slow start that follows the timeout is
+    /// standard: from cwnd 1, 1 → 2 → 4, not 1 → 1.25.
+    #[test]
+    fn after_css_slow_start_grows_at_its_full_rate_again() {
+        for css_rounds in [0, 5] {
+            let mut d = driver();
+            d.round(Duration::from_millis(100));
+            d.round(Duration::from_millis(100));
+            d.round(Duration::from_millis(115)); // CSS from the 9th ACK
+            for _ in 0..css_rounds {
+                d.round(Duration::from_millis(115));
+            }
+            // The window is in flight when the timer fires: ssthresh is half of it.
+            d.send();
+            d.timeout();
+            assert!(d.tcb.ssthresh > 8.0);
+            assert_eq!(d.tcb.cwnd, 1.0);
+            assert_eq!(d.round(Duration::from_millis(100)), 2.0, "{css_rounds} CSS rounds");
+            assert_eq!(d.round(Duration::from_millis(100)), 4.0, "{css_rounds} CSS rounds");
+        }
     }
 
     #[test]

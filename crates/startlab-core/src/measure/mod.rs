@@ -32,7 +32,7 @@ table! {
         phase: u8 = "",
         /// Pacing rate; null when the flow is not paced.
         pacing_rate_bps: Option<f64> = "bit/s",
-        /// The last delivery-rate sample kept as TCP_INFO's tcpi_delivery_rate (payload); null before one (kernel world: BBR flows only).
+        /// The last delivery-rate sample kept as TCP_INFO's tcpi_delivery_rate (payload); null before one (kernel world: flows of BBR and of eBPF ports with cong_control).
         delivery_rate_bps: Option<f64> = "bit/s",
         /// A model-based controller's (BBR's) bottleneck-bandwidth estimate (payload); null for others.
         model_bw_bps: Option<f64> = "bit/s",
