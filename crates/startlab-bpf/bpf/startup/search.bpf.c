@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * SEARCH slow start ("Slow start Exit At Right CHokepoint", Chung et al., IETF draft
- * draft-chung-ccwg-search, the SEARCH 3.0 algorithm of the 2024 text, lines 7-42)
+ * draft-chung-ccwg-search, the SEARCH 3.0 pseudo-code of the June 2024 text
+ * (draft-chung-ietf-ccwg-00), lines 7-42, with the model's two corrections to its bins)
  * (crate startlab-core, cc::search). Standard slow start counting acknowledged segments; the
- * segments delivered are kept in time bins of INITIAL_RTT x window_factor / bins; on each ACK past
- * the current bin's end the bins are advanced (lines 24-31) and the segments delivered over the
- * last `bins` bins are compared with those of the same window one RTT earlier (interpolated by
- * the fraction of a bin, lines 32-38); when the current window delivered less than twice the
- * earlier one by THRESH (normalized) slow start ends ("search"), with cwnd lowered by what the
- * last two initial RTTs delivered if `rollback` (lines 39-42) and ssthresh = cwnd.
+ * segments delivered are kept in time bins of INITIAL_RTT x window_factor / bins, in a ring of
+ * bins + extra_bins + 1; on each ACK past the current bin's end the bins are advanced (lines
+ * 24-31: the skipped bins cleared, the latest completed one kept, the new one written) and the
+ * segments delivered over the last `bins` bins are compared with those of the same window one RTT
+ * earlier (interpolated by the fraction of a bin, lines 32-38); when the current window delivered
+ * less than twice the earlier one by THRESH (normalized) slow start ends ("search"), with cwnd
+ * lowered by what the last two initial RTTs delivered if `rollback` (lines 39-42; at most the
+ * ring's bins but the oldest) and ssthresh = cwnd.
  *
  * Hooks: on_ack = Search::on_ack (grow_to_ssthresh by acked, then the detector); pkts_acked
- * keeps the latest RTT sample (the model reads tcb.latest_rtt); set_state: Loss starts a fresh
- * detector (bins cleared, new bin end from now), Recovery ends it; on_loss returns the
+ * keeps the latest RTT sample (the model reads tcb.latest_rtt); set_state: a loss (Recovery,
+ * Loss) ends it for the connection; on_loss returns the
  * controller's ssthresh; cwnd_event does nothing; in_startup is cwnd < ssthresh.
  *
  * Differs from the Rust model:
@@ -26,8 +29,8 @@
  *   (2 prev - curr) / (2 prev) >= THRESH is evaluated as 2 prev - curr >= THRESH x 2 prev with
  *   THRESH in Q32.32 (truncated product).
  * - The ring holds at most SEARCH_MAX_SLOTS = 128 bins (more would make struct flow too large
- *   for the controller's inline memset): with bins + extra_bins > 128 the detector
- *   is off (standard slow start by acked segments only); the rollback sums at most 128 bins.
+ *   for the controller's inline memset): with bins + extra_bins + 1 > 128 the detector is off
+ *   (standard slow start by acked segments only).
  * - ssthresh = cwnd is whole segments (snd_ssthresh = snd_cwnd after the rollback).
  * - TCP_CA_CWR (no counterpart in the simulator) ends the detector like Recovery.
  * - `acked` is Linux's newly delivered count (cong_avoid's argument), as the model's; Linux calls
@@ -35,13 +38,6 @@
  *   calls on_ack only while Linux deems the flow cwnd-limited (in slow start cwnd <
  *   2 x max_packets_out, controller.bpf.c), where the model asks whether the last send filled
  *   cwnd: bins advance, and cwnd grows, on those ACKs only.
- * - update_bins (lines 24-31) is ported as the model writes it: the bins from the latest
- *   completed one (curr_idx) up to curr_idx + passed - 1 are cleared before the new one is
- *   written, so the latest completed bin is cleared too and only bin curr_idx is ever non-zero.
- *   The ring also has bins + extra_bins slots while the earlier window may reach back to
- *   curr_idx - bins - extra_bins, the same slot as curr_idx. Both are the model's behaviour and
- *   kept: the only exits with "search", in both worlds, come from that aliasing (rtt between
- *   15.77 and 16 bins with the defaults), not from the comparison of the two windows.
  * - Loops over the ring run SEARCH_MAX_SLOTS times with a 0/1 factor instead of a break (the
  *   verifier otherwise forks a path per iteration); the results are the model's.
  */
@@ -77,12 +73,13 @@ static __always_inline __u64 search_mulq(__u64 v, fixed_t q)
 	return v * hi + (v >> 32) * lo + (((v & 0xffffffffULL) * lo) >> 32);
 }
 
-/* bins + extra_bins, the ring's length (0: more than the ring holds, detector off). */
+/* bins + extra_bins + 1, the ring's length: the bins from curr_idx - bins - extra_bins to
+ * curr_idx (0: more than the ring holds, detector off). */
 static __always_inline __u32 search_len(const volatile struct search_config *cfg)
 {
-	__u64 n = (__u64)cfg->bins + cfg->extra_bins;
+	__u64 n = (__u64)cfg->bins + cfg->extra_bins + 1;
 
-	return n >= 1 && n <= SEARCH_MAX_SLOTS ? (__u32)n : 0;
+	return n <= SEARCH_MAX_SLOTS ? (__u32)n : 0;
 }
 
 /* 1 if a < b, else 0, for |a|, |b| < 2^62, without a branch: loops over the ring then have one
@@ -145,15 +142,15 @@ static __always_inline void search_update_bins(struct ca *ca, struct search_stat
 {
 	__u64 d = st->bin_duration ? st->bin_duration : 1;
 	__u64 late = ca->now_us > st->bin_end ? ca->now_us - st->bin_end : 0;
-	__u64 passed = late / d + 1, cnt = passed < n ? passed : n;
+	__u64 passed = late / d + 1, cnt = passed - 1 < n ? passed - 1 : n;
 	__u32 delivered = ca->tp->delivered, k;
 	int j;
 
 	st->bin_end += d * passed;
-	/* As the model: clear bins curr_idx .. curr_idx + passed - 1 (the ring has n slots, so
-	 * more than n clear nothing more). */
+	/* Clear the skipped bins, curr_idx + 1 .. curr_idx + passed - 1, keeping the latest
+	 * completed one (the ring has n slots, so more than n clear nothing more). */
 	for (j = 0; j < SEARCH_MAX_SLOTS; j++) {
-		k = search_slot(st->curr_idx + j, n);
+		k = search_slot(st->curr_idx + 1 + j, n);
 		st->bin[k] = st->bin[k] * (__u32)(1 - search_less(j, cnt));
 	}
 	st->curr_idx += passed;
@@ -211,9 +208,10 @@ static __always_inline __u32 search_on_ack(struct ca *ca, const volatile struct 
 		return left;
 	/* exit_slow_start(), lines 39-42. */
 	if (cfg->rollback) {
+		/* round(2 INITIAL_RTT / BIN_DURATION), at most the ring's bins but the oldest. */
 		two_rtts = (2 * (__u64)st->initial_rtt + d / 2) / d;
-		if (two_rtts > (1ULL << 31))
-			two_rtts = 1ULL << 31;
+		if (two_rtts > n - 1)
+			two_rtts = n - 1;
 		overshoot = search_sum_bins(st, n, st->curr_idx - (__s64)two_rtts, st->curr_idx, 0);
 		/* cwnd = max(cwnd - overshoot, min(cwnd, 2), 1). */
 		w = cwnd_q16(ca);
@@ -244,13 +242,9 @@ static __always_inline void search_pkts_acked(struct ca *ca, const volatile stru
 static __always_inline void search_set_state(struct ca *ca, const volatile struct search_config *cfg,
 					     struct search_state *st, __u8 new_state)
 {
-	/* A loss ends this slow start; the next one (after a timeout) starts with fresh bins. */
-	if (new_state == TCP_CA_Loss) {
-		st->done = 0;
-		search_reset(ca, cfg, st);
-	} else if (new_state == TCP_CA_Recovery || new_state == TCP_CA_CWR) {
+	/* A loss ends SEARCH for the connection: the slow start after a timeout is standard. */
+	if (new_state == TCP_CA_Loss || new_state == TCP_CA_Recovery || new_state == TCP_CA_CWR)
 		st->done = 1;
-	}
 }
 
 STARTUP_OPS(search) = {
