@@ -327,8 +327,16 @@ mod tests {
             d.timeout();
             assert!(d.tcb.ssthresh > 8.0);
             assert_eq!(d.tcb.cwnd, 1.0);
-            assert_eq!(d.round(Duration::from_millis(100)), 2.0, "{css_rounds} CSS rounds");
-            assert_eq!(d.round(Duration::from_millis(100)), 4.0, "{css_rounds} CSS rounds");
+            assert_eq!(
+                d.round(Duration::from_millis(100)),
+                2.0,
+                "{css_rounds} CSS rounds"
+            );
+            assert_eq!(
+                d.round(Duration::from_millis(100)),
+                4.0,
+                "{css_rounds} CSS rounds"
+            );
         }
     }
 
