@@ -190,6 +190,18 @@ class Comparison:
         return written
 
 
+def _same_algorithm_in_both_worlds(scenario: Scenario) -> Scenario:
+    """BBRv3 runs in the kernel as its eBPF port, with the signals mainline Linux gives a
+    struct_ops program; a BBRv3 flow that does not choose its signals runs with those in the
+    simulator too, so that both worlds run one algorithm (docs/algorithms/bbr3.md)."""
+    overrides = [
+        f'flows.{i}.cc_params.signals="mainline"'
+        for i, flow in enumerate(scenario.to_dict().get("flows", []))
+        if flow.get("cc") == "bbr3" and "signals" not in (flow.get("cc_params") or {})
+    ]
+    return scenario.with_overrides(overrides) if overrides else scenario
+
+
 def compare(
     scenario: Scenario | Mapping[str, Any] | str | os.PathLike[str],
     *,
@@ -198,8 +210,9 @@ def compare(
     spin_us: int = 30,
 ) -> Comparison:
     """Run ``scenario`` in the simulator and on the kernel. The kernel's refusals (a field it
-    cannot honour) come before either world runs."""
-    checked = Scenario.of(scenario, overrides=overrides)
+    cannot honour) come before either world runs. A BBRv3 flow that does not choose its
+    ``signals`` runs with mainline Linux's in both worlds (the kernel's port has no other)."""
+    checked = _same_algorithm_in_both_worlds(Scenario.of(scenario, overrides=overrides))
     kernel.check(checked)
     sim = simulate(checked)
     ker = kernel.run(checked, realtime_priority=realtime_priority, spin_us=spin_us)

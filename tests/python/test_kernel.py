@@ -158,6 +158,25 @@ def test_kernel_check_names_the_ebpf_port_a_flow_runs(cli: Cli, tmp_path: Path) 
     )
 
 
+def test_bbr3_runs_its_port_on_mainline_signals_and_compare_runs_both_worlds_so(
+    cli: Cli, tmp_path: Path
+) -> None:
+    proc = cli("kernel", "check", scenario(tmp_path / "ok.toml", [{"cc": "bbr3"}]))
+    assert proc.returncode == 0, proc.stderr
+    assert "flows[0]: startlab's eBPF port of bbr3" in proc.stdout
+    v3 = [{"cc": "bbr3", "cc_params": {"signals": "v3"}}]
+    proc = cli("kernel", "check", scenario(tmp_path / "v3.toml", v3))
+    assert proc.returncode == 2
+    assert 'flows[0].cc_params.signals: "v3": the kernel world runs BBRv3' in proc.stderr
+    # compare gives an unset choice mainline's signals in the simulator too; a set one stays.
+    from startlab.compare import _same_algorithm_in_both_worlds
+
+    flows = [{"cc": "bbr3"}, {"cc": "bbr3", "cc_params": {"signals": "v3"}}, {"cc": "bbr"}]
+    both = startlab.Scenario.load(scenario(tmp_path / "both.toml", flows))
+    flows = _same_algorithm_in_both_worlds(both).to_dict()["flows"]
+    assert [f.get("cc_params") for f in flows] == [{"signals": "mainline"}, {"signals": "v3"}, None]
+
+
 # -- the real kernel -----------------------------------------------------------------------------
 
 
@@ -285,6 +304,25 @@ def test_bbr_runs_as_linuxs_bbr_and_as_the_port_and_reports_its_model(
     assert set(series["model_state"].drop_nulls().unique().to_list()) <= {"probe-bw", "probe-rtt"}
     assert series["cwnd_gain"].drop_nulls().unique().to_list() == [2.0]
     assert series["delivery_rate_bps"].drop_nulls().len() > 0
+
+
+@pytest.mark.kernel
+def test_bbr3_runs_as_its_port_and_reports_its_exit_and_pacing_rate(
+    tmp_path: Path, kernel_world: None
+) -> None:
+    # 100 Mbit/s, 40 ms, 1 BDP, 3 s: BBRv3's port (startlab_model, mainline signals) ends
+    # Startup by its loss rule near 0.5 s, as the simulator's model does; its pacing rate is
+    # read from tcp_info through sock_diag.
+    result = startlab.kernel.run(
+        scenario(tmp_path / "bbr3.toml", [{"cc": "bbr3"}], topology=HUNDRED_MBIT_40MS, duration="3s")
+    )
+    assert result.kernel["connections"][0]["cc"].startswith("startlab_")
+    row = result.flows.row(0, named=True)
+    assert row["ss_exit_reason"] in {"bbr-loss", "bbr-full-bw"}, row
+    assert 0.2 < row["ss_exit_s"] < 1.5, row
+    late = result.flow_series.filter(pl.col("time_ns") > 2_000_000_000)
+    payload = 100e6 * 1448 / 1500
+    assert late["pacing_rate_bps"].median() == pytest.approx(payload, rel=0.1)
 
 
 @pytest.mark.kernel
