@@ -314,7 +314,9 @@ def test_bbr3_runs_as_its_port_and_reports_its_exit_and_pacing_rate(
     # Startup by its loss rule near 0.5 s, as the simulator's model does; its pacing rate is
     # read from tcp_info through sock_diag.
     result = startlab.kernel.run(
-        scenario(tmp_path / "bbr3.toml", [{"cc": "bbr3"}], topology=HUNDRED_MBIT_40MS, duration="3s")
+        scenario(
+            tmp_path / "bbr3.toml", [{"cc": "bbr3"}], topology=HUNDRED_MBIT_40MS, duration="3s"
+        )
     )
     assert result.kernel["connections"][0]["cc"].startswith("startlab_")
     row = result.flows.row(0, named=True)
