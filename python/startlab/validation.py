@@ -244,8 +244,10 @@ def table(
         path = (describe or {}).get(name, "")
         cells = (c[key].cell() if key in c else "n/a" for key, _ in cols)
         lines.append(f"| {name} | {path} | " + " | ".join(cells) + " |")
+    # A target that did not apply on every path says on how many it did.
     for key, _ in cols:
-        met[f"{key}/paths"] = applies[key]
+        if applies[key] != met["paths"]:
+            met[f"{key}/paths"] = applies[key]
     return "\n".join(lines), met
 
 

@@ -176,3 +176,9 @@ def test_bbr_targets_compare_bandwidth_queues_and_shares() -> None:
     assert "111.0 / 100.0 ✗" in text
     assert "45.0 / 50.0" in text
     assert "44.9 / 50.0 ✗" in text
+    # A kernel that reports no estimate (an eBPF port's): the target does not apply there,
+    # the cell says so, and the path can still meet every target that does.
+    results = pl.DataFrame([bbr("simulator", "1"), bbr("kernel", "1", exit_bw=None)])
+    text, met = validation.table(results, columns=validation.COLUMNS_BBR)
+    assert (met["exit_bw"], met["exit_bw/paths"], met["all"]) == (0, 0, 1)
+    assert "| n/a |" in text
