@@ -61,6 +61,27 @@ pub fn prandom_u32(state: &mut u64) -> u32 {
     ((z ^ (z >> 31)) >> 32) as u32
 }
 
+/// The exported functions of the kernel's own congestion-control modules that Linux registers
+/// as kfuncs for struct_ops programs (`tcp_cubic.c`'s `cubictcp_*`, `tcp_bbr.c`'s `bbr_*`),
+/// which a program may call to reuse the kernel's algorithm on its socket. The embedder
+/// provides them (with its own models of those algorithms); the VM passes the call through.
+pub trait KernelModules: std::fmt::Debug {
+    /// Calls `name` with the arguments `args` (r1-r5; r1 is the socket) on the socket image
+    /// `sock`, which the call may change, as the kernel's function changes `tcp_sock`.
+    fn call(&mut self, name: &str, args: &[u64; 5], sock: &mut [u8]) -> Result<u64, String>;
+    /// A copy for another connection.
+    fn clone_box(&self) -> Box<dyn KernelModules>;
+    /// The concrete type, for the embedder to reach its own state.
+    fn as_any(&self) -> &dyn std::any::Any;
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+}
+
+impl Clone for Box<dyn KernelModules> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
 /// One controller instance (one connection): the object, its memory and what it reported.
 #[derive(Clone, Debug)]
 pub struct Vm {
@@ -81,6 +102,8 @@ pub struct Vm {
     pub prandom: u64,
     /// Instructions executed so far (for the cost measurements).
     pub executed: u64,
+    /// The kernel modules' functions the program may call ([`KernelModules`]), if any.
+    pub modules: Option<Box<dyn KernelModules>>,
 }
 
 impl Vm {
@@ -158,6 +181,7 @@ impl Vm {
             hz: 1000,
             prandom: 0,
             executed: 0,
+            modules: None,
         }
     }
 
@@ -440,7 +464,14 @@ impl Vm {
                 self.cong_avoid_ai(w, acked);
                 0
             }
-            _ => return Err(VmError(format!("kernel function {name} is not provided"))),
+            _ => {
+                let Some(modules) = self.modules.as_mut() else {
+                    return Err(VmError(format!("kernel function {name} is not provided")));
+                };
+                let args = [r[1], r[2], r[3], r[4], r[5]];
+                let sock = &mut self.regions[SOCK_REGION].bytes;
+                return modules.call(name, &args, sock).map_err(VmError);
+            }
         })
     }
 

@@ -393,3 +393,72 @@ cc = {{ bpf = "{}" }}
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A Linux-stack scenario with the flow's controller `cc` (a TOML value) and `startup`.
+fn linux_path(cc: &str, startup: &str, limit: &str) -> String {
+    format!(
+        r#"
+duration = "6s"
+[topology]
+kind = "dumbbell"
+pairs = 1
+bottleneck = {{ rate = "50Mbps", delay = "20ms", queue = {{ kind = "droptail", limit = "{limit}" }} }}
+access = {{ rate = "1Gbps", delay = "0.1ms" }}
+[tcp]
+stack = "linux"
+[[flows]]
+cc = {cc}
+startup = "{startup}"
+[measure]
+interval = "1ms"
+"#
+    )
+}
+
+fn run_text(text: &str) -> startlab_core::measure::Report {
+    Simulation::from_resolved(scenario::resolve(&scenario::from_toml(text).unwrap()).unwrap()).run()
+}
+
+/// Programs that hand every hook to the kernel's own modules through the kfuncs Linux
+/// registers for them (tcp_cubic.c's cubictcp_*, tcp_bbr.c's bbr_*) decide as the
+/// simulator's models of those modules: the same cwnd at every sample and the same start-up
+/// exit as `cc = "cubic"` with Linux's HyStart, and as `cc = "bbr"`. A DCTCP kfunc, which the
+/// simulator has no model for, is refused by name.
+#[test]
+fn the_kernel_modules_kfuncs_run_the_simulators_models_of_them() {
+    let dir = tmp("modules");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bpf/delegate.bpf.c");
+    for (defines, model, startup, limit) in [
+        (&[][..], "\"cubic\"", "hystart", "1BDP"),
+        (&[][..], "\"cubic\"", "hystart", "0.25BDP"),
+        (&["-DBBR"][..], "\"bbr\"", "default", "1BDP"),
+        (&["-DBBR"][..], "\"bbr\"", "default", "4BDP"),
+    ] {
+        let sub = dir.join(format!("{}-{limit}", defines.len()));
+        std::fs::create_dir_all(&sub).unwrap();
+        let object = compile(&source, &sub, defines);
+        let program = format!("{{ bpf = \"{}\" }}", object.display());
+        let a = run_text(&linux_path(&program, "default", limit));
+        let b = run_text(&linux_path(model, startup, limit));
+        let what = format!("{model} at {limit}");
+        assert_eq!(a.flow_series.cwnd, b.flow_series.cwnd, "{what}: cwnd");
+        assert_eq!(a.flows.ss_exit_reason, b.flows.ss_exit_reason, "{what}");
+        assert_eq!(a.flows.ss_exit_ns, b.flows.ss_exit_ns, "{what}");
+        assert!(a.flows.ss_exit_reason[0].is_some(), "{what}: no exit");
+    }
+    let other = dir.join("dctcp");
+    std::fs::create_dir_all(&other).unwrap();
+    let refused = compile(&source, &other, &["-DDCTCP"]);
+    let e = scenario::resolve(
+        &scenario::from_toml(&linux_path(
+            &format!("{{ bpf = \"{}\" }}", refused.display()),
+            "default",
+            "1BDP",
+        ))
+        .unwrap(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("dctcp_init, tcp_dctcp.c's"), "{e}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

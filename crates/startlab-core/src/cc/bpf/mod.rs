@@ -10,6 +10,7 @@
 //! `.rodata` variable of the same name. docs/bpf.md says what the simulator provides.
 
 pub mod derived;
+mod modules;
 
 use super::registry::{algorithms, BuildError, Model, Params, Role};
 use super::{Ack, AckSample, CaState, CongestionControl, CwndEvent, ExitReason, Phase, Tcb};
@@ -330,6 +331,12 @@ impl BpfFactory {
     pub fn controller(&self) -> BpfController {
         let mut vm = Vm::with_code(self.loaded.clone(), self.data.clone(), self.code.clone());
         vm.hz = self.hz;
+        // A program that calls the kernel modules' functions (cubictcp_*, bbr_*) gets the
+        // simulator's models of those modules.
+        if !self.loaded.module_kfuncs().is_empty() {
+            let placeholder = Tcb::new(1, 1, 1.0, f64::INFINITY);
+            vm.modules = Some(Box::new(modules::Modules::new(placeholder, self.hz as u32)));
+        }
         let hooks = [
             "init",
             "ssthresh",
@@ -518,8 +525,15 @@ impl BpfController {
         if pacing != self.filled.pacing_rate {
             let wire = tcb.wire_bytes as u128;
             let bps = pacing as u128 * 8 * wire / tcb.mss_bytes.max(1) as u128;
-            tcb.pacing_rate = (pacing > 0)
-                .then(|| crate::units::Rate::from_bps(bps.clamp(1, u64::MAX as u128) as u64));
+            // The rate of a kernel module's model, if it set this one, exactly as it set it.
+            let exact = self
+                .modules()
+                .and_then(|m| m.published.filter(|(p, _)| *p == pacing).map(|(_, r)| r));
+            tcb.pacing_rate = (pacing > 0).then(|| {
+                exact.unwrap_or_else(|| {
+                    crate::units::Rate::from_bps(bps.clamp(1, u64::MAX as u128) as u64)
+                })
+            });
             self.filled.published = tcb.pacing_rate;
             self.filled.pacing_rate = pacing;
         }
@@ -553,11 +567,24 @@ impl BpfController {
         }
     }
 
+    /// The kernel modules' state, if the program calls their functions.
+    fn modules(&mut self) -> Option<&mut modules::Modules> {
+        self.vm
+            .modules
+            .as_mut()?
+            .as_any_mut()
+            .downcast_mut::<modules::Modules>()
+    }
+
     fn call(&mut self, tcb: &mut Tcb, now: Time, hook: &str, args: &[u64]) -> Option<u64> {
         if self.failed.is_some() {
             return None;
         }
         self.fill(tcb, now);
+        if let Some(m) = self.modules() {
+            m.tcb = tcb.clone();
+            m.now = now;
+        }
         let program = match hook {
             "init" => self.hooks[0],
             "ssthresh" => self.hooks[1],
@@ -588,6 +615,11 @@ impl BpfController {
                     && tcb.cwnd >= tcb.ssthresh
                 {
                     tcb.exit_reason_hint = Some(ExitReason::Detector(intern(&self.vm.loaded.name)));
+                }
+                // A kernel module's own start-up exit (HyStart in cubictcp_acked, BBR's full
+                // pipe in bbr_main) is reported as the module reports it.
+                if let Some(hint) = self.modules().and_then(|m| m.tcb.exit_reason_hint.take()) {
+                    tcb.exit_reason_hint = Some(hint);
                 }
                 Some(v)
             }
@@ -1035,6 +1067,14 @@ impl CongestionControl for BpfController {
                 layout::put(s, f.pkts_acked, 0);
                 layout::put(s, f.rtt_us, u32::MAX as u64);
                 layout::put(s, f.in_flight, tcb.in_flight as u64);
+                let sample = AckSample {
+                    acked: 0,
+                    rtt: None,
+                    prior_in_flight: tcb.in_flight,
+                };
+                if let Some(m) = self.modules() {
+                    m.ack = Some(sample);
+                }
                 self.call(tcb, now, "pkts_acked", &[region_base(ACK_REGION)]);
                 self.call(tcb, now, "in_ack_event", &[0]);
                 return;
@@ -1051,6 +1091,9 @@ impl CongestionControl for BpfController {
         let rtt = sample.rtt.map_or(-1i64, |d| (d.as_nanos() / 1000) as i64);
         layout::put(s, f.rtt_us, rtt as u64);
         layout::put(s, f.in_flight, sample.prior_in_flight as u64);
+        if let Some(m) = self.modules() {
+            m.ack = Some(*sample);
+        }
         self.call(tcb, now, "pkts_acked", &[region_base(ACK_REGION)]);
     }
 
@@ -1090,6 +1133,9 @@ impl CongestionControl for BpfController {
         layout::put(r, f.rs_prior_in_flight, rs.prior_in_flight as u64);
         layout::put(r, f.rs_is_app_limited, rs.is_app_limited as u64);
         layout::put(r, f.rs_is_retrans, rs.is_retrans as u64);
+        if let Some(m) = self.modules() {
+            m.rs = Some(*rs);
+        }
         // cong_control(sk, ack, flag, rs): the ACK's sequence and flags are not tracked (0).
         self.call(tcb, now, "cong_control", &[0, 0, region_base(RATE_REGION)]);
         true
@@ -1099,9 +1145,24 @@ impl CongestionControl for BpfController {
         self.hooks[7].is_some()
     }
 
-    /// `bpf_get_prandom_u32` draws from the connection's stream.
+    /// `bpf_get_prandom_u32` draws from the connection's stream, and so does a kernel module
+    /// the program calls (BBR's ProbeBW phase), as the model would.
     fn seed(&mut self, mut rng: crate::rng::Rng) {
+        if let Some(m) = self.modules() {
+            m.seed(rng.clone());
+        }
         self.vm.prandom = rng.next_u64();
+    }
+
+    /// The model of the kernel's BBR a program runs through bbr_main, if it does.
+    fn model_state(&self, tcb: &Tcb) -> Option<super::ModelState> {
+        let m = self
+            .vm
+            .modules
+            .as_ref()?
+            .as_any()
+            .downcast_ref::<modules::Modules>()?;
+        m.model_state(tcb)
     }
 
     fn in_startup(&self, tcb: &Tcb) -> bool {
