@@ -42,8 +42,15 @@ typedef __u32 __wsum;
 struct sock {
 } __attribute__((preserve_access_index));
 
-struct ack_sample;
-struct rate_sample;
+/* Defined, not only declared: libbpf matches a kernel function's prototype against the
+ * kernel's, and a declared-only struct is not a struct to it. */
+struct ack_sample {
+	__u32 pkts_acked;
+} __attribute__((preserve_access_index));
+
+struct rate_sample {
+	__u32 acked_sacked;
+} __attribute__((preserve_access_index));
 enum tcp_ca_event {
 	CA_EVENT_TX_START = 0,
 	CA_EVENT_CWND_RESTART = 1,

@@ -51,6 +51,9 @@ pub struct Connection {
     /// A user's object: its struct_ops `name`, the exit reason of a slow start it ends itself
     /// (ssthresh lowered to cwnd without a loss), as the simulator names it.
     pub program: Option<String>,
+    /// The user's program has `cong_control`: it owns cwnd, and a loss does not end its
+    /// start-up (Linux `tcp_cong_control`).
+    pub owns_cwnd: bool,
 }
 
 /// One UDP source of the kernel run: the simulator's own source (its schedule and on-off
@@ -581,6 +584,10 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
             program: match controller.algorithm() {
                 Algorithm::UserObject { object, .. } => Some(object.name().to_string()),
                 _ => None,
+            },
+            owns_cwnd: match controller.algorithm() {
+                Algorithm::UserObject { object, .. } => object.has_cong_control(),
+                _ => false,
             },
         };
         match &plan.traffic {

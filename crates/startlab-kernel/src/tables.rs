@@ -118,6 +118,14 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
                 })
         } else if c.cc == "bbr" {
             bbr_startup_exit(&probes)
+        } else if let (Some(name), true) = (&c.program, c.owns_cwnd) {
+            // A user's program with cong_control ends its start-up when it sets ssthresh (a
+            // loss does not end it, as the simulator has it): the first finite ssthresh, named
+            // after the program.
+            bbr_startup_exit(&probes).map(|mut e| {
+                e.reason = name.clone();
+                e
+            })
         } else {
             slow_start_exit(&probes, &states, run.hystart[i]).map(|mut e| {
                 // Without a loss, a user's program lowered ssthresh itself: its own exit, named

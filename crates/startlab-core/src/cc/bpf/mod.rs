@@ -302,6 +302,11 @@ impl BpfFactory {
         Box::new(self.controller())
     }
 
+    /// Whether the program sets cwnd itself on every ACK (it has `cong_control`).
+    pub fn has_cong_control(&self) -> bool {
+        self.loaded.hooks.contains_key("cong_control")
+    }
+
     /// The controller's name (`.name` of its struct_ops).
     pub fn name(&self) -> &str {
         &self.loaded.name
@@ -616,10 +621,15 @@ impl BpfController {
                 {
                     tcb.exit_reason_hint = Some(ExitReason::Detector(intern(&self.vm.loaded.name)));
                 }
-                // A kernel module's own start-up exit (HyStart in cubictcp_acked, BBR's full
-                // pipe in bbr_main) is reported as the module reports it.
-                if let Some(hint) = self.modules().and_then(|m| m.tcb.exit_reason_hint.take()) {
-                    tcb.exit_reason_hint = Some(hint);
+                // A kernel module's start-up exit (HyStart in cubictcp_acked, BBR's full pipe
+                // in bbr_main) is the program's: named after it, as the kernel world names it
+                // (the trace does not tell the kernel's rule from the program's).
+                if self
+                    .modules()
+                    .and_then(|m| m.tcb.exit_reason_hint.take())
+                    .is_some()
+                {
+                    tcb.exit_reason_hint = Some(ExitReason::Detector(intern(&self.vm.loaded.name)));
                 }
                 Some(v)
             }
