@@ -108,6 +108,7 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
             bpf: None,
             reports: false,
             program: None,
+            owns_cwnd: false,
         })
         .collect();
     let run = RunFacts {
