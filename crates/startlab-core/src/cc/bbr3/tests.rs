@@ -375,6 +375,33 @@ fn cruise_then_refill_then_up() {
     assert_eq!((b.pacing_gain, b.cwnd_gain), (320, 576));
     // Up's target: ceil(1678 × 10^5 × 576/256 / 2^24) = 23, plus 2.
     assert_eq!(b.inflight(&t, b.bw(), 576), 25);
+    // The rate does not grow: three rounds without 25 % (full_bw_now) end Up for Down, with a
+    // new wait drawn and the probe's samples over once Down's first round ends.
+    let mut rounds = 0;
+    while b.phase() == Phase::Up {
+        rounds += 1;
+        round(&mut b, &mut t, k + 1 + rounds, 10);
+    }
+    assert_eq!(rounds, 3);
+    assert_eq!(b.phase(), Phase::Down);
+    assert_eq!(b.bw_probe_up_cnt, UNSET);
+}
+
+/// Drain holds its gain while the flight Startup built is above the BDP: with 30 segments in
+/// flight against a BDP of 11, Startup's end leaves BBR in Drain (gain 88/256); when the flight
+/// is down to 11 it moves to ProbeBW.
+#[test]
+fn drain_lasts_until_the_flight_is_down_to_the_bdp() {
+    let (mut b, mut t) = started();
+    t.in_flight = 30;
+    for k in 1..=4 {
+        round(&mut b, &mut t, k, 10);
+    }
+    assert_eq!(b.mode(), Mode::Drain);
+    assert_eq!(b.pacing_gain, 88);
+    t.in_flight = 11;
+    round(&mut b, &mut t, 5, 10);
+    assert_eq!(b.mode(), Mode::ProbeBw);
 }
 
 /// A timeout starts the full-pipe count over and, outside probing, sets inflight_lo from the
