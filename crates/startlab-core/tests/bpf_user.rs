@@ -473,3 +473,81 @@ fn the_kernel_modules_kfuncs_run_the_simulators_models_of_them() {
     assert!(e.contains("dctcp_init, tcp_dctcp.c's"), "{e}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// `CA_EVENT_COMPLETE_CWR` reaches a program's `cwnd_event` when the Linux stack ends a window
+/// reduction (`tcp_end_cwnd_reduction`), as Westwood+ uses it in Linux: a program that sets
+/// cwnd to 2 on it runs differently from the same program without that line on the Linux
+/// stack, and the same on the ns-2 stack, which has no such event.
+#[test]
+fn the_end_of_a_window_reduction_is_an_event_on_the_linux_stack() {
+    let dir = tmp("complete-cwr");
+    let header = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bpf/aimd.bpf.c"),
+    )
+    .unwrap();
+    let prelude: String = header
+        .split("struct rate_sample;")
+        .next()
+        .unwrap()
+        .to_string();
+    let source = dir.join("cwr.bpf.c");
+    std::fs::write(
+        &source,
+        format!(
+            r#"{prelude}
+enum tcp_ca_event {{ CA_EVENT_TX_START = 0, CA_EVENT_COMPLETE_CWR = 2, CA_EVENT_LOSS = 3 }};
+
+struct tcp_congestion_ops {{
+	__u32 (*ssthresh)(struct sock *sk);
+	void (*cong_avoid)(struct sock *sk, __u32 ack, __u32 acked);
+	void (*cwnd_event)(struct sock *sk, enum tcp_ca_event ev);
+	__u32 (*undo_cwnd)(struct sock *sk);
+	char name[16];
+}} __attribute__((preserve_access_index));
+
+#define KSYM __attribute__((section(".ksyms")))
+extern __u32 tcp_reno_ssthresh(struct sock *sk) KSYM;
+extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) KSYM;
+extern __u32 tcp_reno_undo_cwnd(struct sock *sk) KSYM;
+
+char _license[] SEC("license") = "GPL";
+
+SEC("struct_ops") __u32 BPF_PROG(c_ssthresh, struct sock *sk) {{ return tcp_reno_ssthresh(sk); }}
+SEC("struct_ops") void BPF_PROG(c_cong_avoid, struct sock *sk, __u32 ack, __u32 acked) {{ tcp_reno_cong_avoid(sk, ack, acked); }}
+SEC("struct_ops") __u32 BPF_PROG(c_undo, struct sock *sk) {{ return tcp_reno_undo_cwnd(sk); }}
+SEC("struct_ops") void BPF_PROG(c_event, struct sock *sk, enum tcp_ca_event ev)
+{{
+#ifdef REACT
+	if (ev == CA_EVENT_COMPLETE_CWR)
+		((struct tcp_sock *)sk)->snd_cwnd = 2;
+#endif
+}}
+
+SEC(".struct_ops.link")
+struct tcp_congestion_ops cwr = {{
+	.ssthresh = (void *)c_ssthresh,
+	.cong_avoid = (void *)c_cong_avoid,
+	.cwnd_event = (void *)c_event,
+	.undo_cwnd = (void *)c_undo,
+	.name = "cwr",
+}};
+"#
+        ),
+    )
+    .unwrap();
+    let run = |defines: &[&str], stack: &str| {
+        let sub = dir.join(format!("{}-{stack}", defines.len()));
+        std::fs::create_dir_all(&sub).unwrap();
+        let object = compile(&source, &sub, defines);
+        let text = linux_path(
+            &format!("{{ bpf = \"{}\" }}", object.display()),
+            "default",
+            "0.25BDP",
+        )
+        .replace("stack = \"linux\"", &format!("stack = \"{stack}\""));
+        run_text(&text).flow_series.cwnd
+    };
+    assert_ne!(run(&["-DREACT"], "linux"), run(&[], "linux"));
+    assert_eq!(run(&["-DREACT"], "ns2"), run(&[], "ns2"));
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -142,6 +142,10 @@ pub enum CwndEvent {
     /// A duplicate ACK that delivered nothing the sender can see (no new SACK block): the
     /// receiver got one more segment out of order (Westwood's ACK counting).
     DupAck,
+    /// A window reduction (CWR or Recovery) ended (Linux `CA_EVENT_COMPLETE_CWR`, from
+    /// `tcp_end_cwnd_reduction`; the Linux stack only, and not to a controller with
+    /// `cong_control`).
+    CompleteCwr,
 }
 
 /// The transmission control block: the part of the sender's state a controller reads and writes.

@@ -1063,10 +1063,12 @@ impl CongestionControl for BpfController {
     }
 
     fn cwnd_event(&mut self, tcb: &mut Tcb, event: CwndEvent, now: Time) {
-        // enum tcp_ca_event: CA_EVENT_TX_START 0, CA_EVENT_LOSS 3. A duplicate ACK is not a
-        // Linux event (in_ack_event sees every ACK's flags; the simulator does not call it).
+        // enum tcp_ca_event: CA_EVENT_TX_START 0, CA_EVENT_COMPLETE_CWR 2, CA_EVENT_LOSS 3. A
+        // duplicate ACK is not a Linux event (in_ack_event sees every ACK's flags; the
+        // simulator does not call it).
         let ev = match event {
             CwndEvent::TxStart => 0,
+            CwndEvent::CompleteCwr => 2,
             CwndEvent::Loss => 3,
             CwndEvent::DupAck => {
                 // A duplicate ACK that delivered nothing: Linux calls pkts_acked with nothing

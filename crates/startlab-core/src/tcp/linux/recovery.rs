@@ -237,13 +237,13 @@ impl LinuxRecovery {
         } else if una >= self.high_seq {
             match c.tcb.ca_state {
                 CaState::Cwr if una != self.high_seq => {
-                    self.end_cwnd_reduction(c);
+                    self.end_cwnd_reduction(c, now);
                     c.set_ca_state(CaState::Open, now);
                 }
                 CaState::Recovery => {
                     // tcp_try_undo_recovery opens, then tcp_end_cwnd_reduction.
                     self.try_undo_recovery(c, f.ecr, now);
-                    self.end_cwnd_reduction(c);
+                    self.end_cwnd_reduction(c, now);
                 }
                 _ => {}
             }
@@ -344,7 +344,7 @@ impl LinuxRecovery {
 
     /// `tcp_end_cwnd_reduction`: cwnd = ssthresh in CWR, or in Recovery unless it was undone
     /// (a controller that sets cwnd itself has already done so).
-    fn end_cwnd_reduction(&mut self, c: &mut Connection) {
+    fn end_cwnd_reduction(&mut self, c: &mut Connection, now: Time) {
         if c.owns_cwnd {
             return;
         }
@@ -353,6 +353,7 @@ impl LinuxRecovery {
         {
             c.tcb.cwnd = c.tcb.ssthresh.max(1.0);
         }
+        c.cc.cwnd_event(&mut c.tcb, CwndEvent::CompleteCwr, now);
     }
 
     /// `tcp_enter_recovery`.
@@ -423,7 +424,7 @@ impl LinuxRecovery {
             self.tlp_high_seq = None;
             self.init_cwnd_reduction(c, now);
             c.set_ca_state(CaState::Cwr, now);
-            self.end_cwnd_reduction(c);
+            self.end_cwnd_reduction(c, now);
             self.try_keep_open(c, now);
         } else if !f.advanced && !f.data_sacked {
             // A pure duplicate: original and probe both arrived, no loss.
