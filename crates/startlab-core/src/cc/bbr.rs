@@ -272,6 +272,33 @@ pub(super) fn us(t: Time) -> u64 {
     t.as_nanos() / 1000
 }
 
+/// `tcp_jiffies32` at `now` for a kernel ticking at `hz`.
+pub(super) fn jiffies(now: Time, hz: u32) -> u32 {
+    (now.as_nanos() as u128 * hz as u128 / 1_000_000_000) as u32
+}
+
+/// `msecs_to_jiffies`, rounding up.
+pub(super) fn ms_to_jiffies(ms: u32, hz: u32) -> u32 {
+    (ms as u64 * hz as u64).div_ceil(1000) as u32
+}
+
+/// `bbr_rate_bytes_per_sec`: bandwidth `rate` (packets/µs << 24) of `mss`-byte segments, with
+/// `gain` (1/256), `margin_percent` below it, in payload bytes per second.
+pub(super) fn rate_bytes_per_sec(rate: u64, mss: u32, gain: u32, margin_percent: u32) -> u64 {
+    let mut rate = rate as u128 * mss as u128;
+    rate = (rate * gain as u128) >> BBR_SCALE;
+    rate *= 1_000_000 / 100 * (100 - margin_percent.min(99)) as u128;
+    (rate >> BW_SCALE).min(u64::MAX as u128) as u64
+}
+
+/// The sender's pacing rate from Linux's `sk_pacing_rate` (payload bytes per second), scaled
+/// to wire bytes so that the spacing of segments is the kernel's.
+pub(super) fn publish_pacing_rate(tcb: &mut Tcb, payload_bytes_per_s: u64) {
+    let wire = tcb.wire_bytes as u128;
+    let bps = payload_bytes_per_s as u128 * 8 * wire / tcb.mss_bytes.max(1) as u128;
+    tcb.pacing_rate = Some(Rate::from_bps(bps.clamp(1, u64::MAX as u128) as u64));
+}
+
 impl Bbr {
     pub fn new(c: BbrConfig) -> Self {
         let cycle_gains = {
@@ -343,11 +370,6 @@ impl Bbr {
         }
     }
 
-    /// `tcp_jiffies32` at `now`.
-    fn jiffies(&self, now: Time) -> u32 {
-        (now.as_nanos() as u128 * self.c.hz as u128 / 1_000_000_000) as u32
-    }
-
     fn max_bw(&self) -> u64 {
         self.bw.get()
     }
@@ -364,12 +386,9 @@ impl Bbr {
         self.extra_acked[0].max(self.extra_acked[1])
     }
 
-    /// `bbr_rate_bytes_per_sec`.
+    /// `bbr_rate_bytes_per_sec` with BBR's pacing margin.
     fn rate_bytes_per_sec(&self, tcb: &Tcb, rate: u64, gain: u32) -> u64 {
-        let mut rate = rate as u128 * tcb.mss_bytes as u128;
-        rate = (rate * gain as u128) >> BBR_SCALE;
-        rate *= 1_000_000 / 100 * (100 - self.c.pacing_margin_percent.min(99)) as u128;
-        (rate >> BW_SCALE).min(u64::MAX as u128) as u64
+        rate_bytes_per_sec(rate, tcb.mss_bytes, gain, self.c.pacing_margin_percent)
     }
 
     /// `bbr_init_pacing_rate_from_rtt`: high_gain × cwnd / srtt (1 ms before any RTT sample).
@@ -742,7 +761,7 @@ impl Bbr {
 
     /// `bbr_check_probe_rtt_done`.
     fn check_probe_rtt_done(&mut self, tcb: &mut Tcb, now: Time) {
-        let jiffies = self.jiffies(now);
+        let jiffies = jiffies(now, self.c.hz);
         if !(self.probe_rtt_done_stamp != 0
             && (jiffies.wrapping_sub(self.probe_rtt_done_stamp) as i32) > 0)
         {
@@ -755,7 +774,7 @@ impl Bbr {
 
     /// `bbr_update_min_rtt`: the min-RTT filter and ProbeRTT.
     fn update_min_rtt(&mut self, tcb: &mut Tcb, rs: &RateSample, now: Time) {
-        let jiffies = self.jiffies(now);
+        let jiffies = jiffies(now, self.c.hz);
         let win = self.c.min_rtt_win_s.saturating_mul(self.c.hz);
         let filter_expired =
             (jiffies.wrapping_sub(self.min_rtt_stamp.wrapping_add(win)) as i32) > 0;
@@ -780,9 +799,7 @@ impl Bbr {
             // Its own low-rate samples are marked application-limited.
             tcb.app_limited = Some(tcb.delivered + tcb.in_flight as u64);
             if self.probe_rtt_done_stamp == 0 && tcb.in_flight <= self.c.cwnd_min_target {
-                let ms = self.c.probe_rtt_ms as u64;
-                // msecs_to_jiffies rounds up.
-                let j = (ms * self.c.hz as u64).div_ceil(1000) as u32;
+                let j = ms_to_jiffies(self.c.probe_rtt_ms, self.c.hz);
                 self.probe_rtt_done_stamp = jiffies.wrapping_add(j).max(1);
                 self.probe_rtt_round_done = false;
                 self.next_rtt_delivered = tcb.delivered;
@@ -815,13 +832,6 @@ impl Bbr {
             BbrMode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
         };
     }
-
-    /// The sender's pacing rate: the kernel's payload rate, scaled to wire bytes.
-    fn publish_pacing_rate(&self, tcb: &mut Tcb) {
-        let wire = tcb.wire_bytes as u128;
-        let bps = self.pacing_rate as u128 * 8 * wire / tcb.mss_bytes.max(1) as u128;
-        tcb.pacing_rate = Some(Rate::from_bps(bps.clamp(1, u64::MAX as u128) as u64));
-    }
 }
 
 impl CongestionControl for Bbr {
@@ -837,7 +847,7 @@ impl CongestionControl for Bbr {
         self.min_rtt_us = tcb.min_rtt.map_or(u32::MAX, |m| {
             (m.as_nanos() / 1000).min(u32::MAX as u64 - 1) as u32
         });
-        self.min_rtt_stamp = self.jiffies(now);
+        self.min_rtt_stamp = jiffies(now, self.c.hz);
         self.bw.reset(self.rtt_cnt, 0);
         self.has_seen_rtt = false;
         self.init_pacing_rate_from_rtt(tcb);
@@ -855,7 +865,7 @@ impl CongestionControl for Bbr {
         self.extra_acked_win_rtts = 0;
         self.extra_acked_win_idx = 0;
         self.extra_acked = [0; 2];
-        self.publish_pacing_rate(tcb);
+        publish_pacing_rate(tcb, self.pacing_rate);
     }
 
     /// `bbr_ssthresh`: a loss saves cwnd for the end of recovery; ssthresh is unchanged.
@@ -889,7 +899,7 @@ impl CongestionControl for Bbr {
             match self.mode {
                 BbrMode::ProbeBw => {
                     self.set_pacing_rate(tcb, self.bbr_bw(), BBR_UNIT);
-                    self.publish_pacing_rate(tcb);
+                    publish_pacing_rate(tcb, self.pacing_rate);
                 }
                 BbrMode::ProbeRtt => self.check_probe_rtt_done(tcb, now),
                 _ => {}
@@ -920,7 +930,7 @@ impl CongestionControl for Bbr {
 
         let bw = self.bbr_bw();
         self.set_pacing_rate(tcb, bw, self.pacing_gain);
-        self.publish_pacing_rate(tcb);
+        publish_pacing_rate(tcb, self.pacing_rate);
         self.set_cwnd(tcb, rs, rs.acked_sacked, bw, self.cwnd_gain);
         true
     }

@@ -37,7 +37,10 @@
 //! routes flagged as low-threshold ECN; Protective Load Balancing; `fast_ack_mode` (a receiver
 //! option); the TLP-recovery event (`CA_EVENT_TLP_RECOVERY`, not in mainline Linux).
 
-use super::bbr::{unit, us, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, TSO_MAX_BYTES};
+use super::bbr::{
+    jiffies, ms_to_jiffies, publish_pacing_rate, rate_bytes_per_sec, unit, us, BBR_SCALE, BBR_UNIT,
+    BW_SCALE, BW_UNIT, TSO_MAX_BYTES,
+};
 use super::params::{above, closed, param, require, AlgorithmConfig, Allowed, Param, ParamError};
 use super::{
     CaState, CongestionControl, CwndEvent, ExitReason, LostSegment, ModelState, RateSample, Tcb,
@@ -474,16 +477,6 @@ impl Bbr3 {
         }
     }
 
-    /// `tcp_jiffies32` at `now`.
-    fn jiffies(&self, now: Time) -> u32 {
-        (now.as_nanos() as u128 * self.c.hz as u128 / 1_000_000_000) as u32
-    }
-
-    /// `msecs_to_jiffies`, rounding up.
-    fn ms_to_jiffies(&self, ms: u32) -> u32 {
-        (ms as u64 * self.c.hz as u64).div_ceil(1000) as u32
-    }
-
     /// `get_random_u32_below(n)`, drawn as the port draws it: `prandom × n >> 32`.
     fn random_below(&mut self, n: u32) -> u32 {
         ((prandom_u32(&mut self.prandom) as u64 * n as u64) >> 32) as u32
@@ -503,17 +496,9 @@ impl Bbr3 {
         self.extra_acked[0].max(self.extra_acked[1])
     }
 
-    /// `bbr_rate_bytes_per_sec`.
-    fn rate_bytes_per_sec(&self, tcb: &Tcb, rate: u64, gain: u32, margin: u32) -> u64 {
-        let mut rate = rate as u128 * tcb.mss_bytes as u128;
-        rate = (rate * gain as u128) >> BBR_SCALE;
-        rate *= 1_000_000 / 100 * (100 - margin.min(99)) as u128;
-        (rate >> BW_SCALE).clamp(1, u64::MAX as u128) as u64
-    }
-
     /// `bbr_bw_to_pacing_rate`.
     fn bw_to_pacing_rate(&self, tcb: &Tcb, bw: u32, gain: u32) -> u64 {
-        self.rate_bytes_per_sec(tcb, bw as u64, gain, self.c.pacing_margin_percent)
+        rate_bytes_per_sec(bw as u64, tcb.mss_bytes, gain, self.c.pacing_margin_percent).max(1)
     }
 
     /// `bbr_init_pacing_rate_from_rtt`: Startup's gain × cwnd / srtt (1 ms before any RTT).
@@ -704,7 +689,7 @@ impl Bbr3 {
 
     /// `bbr_check_probe_rtt_done`.
     fn check_probe_rtt_done(&mut self, tcb: &mut Tcb, now: Time) {
-        let j = self.jiffies(now);
+        let j = jiffies(now, self.c.hz);
         if !(self.probe_rtt_done_stamp != 0 && after(j, self.probe_rtt_done_stamp)) {
             return;
         }
@@ -716,10 +701,10 @@ impl Bbr3 {
     /// `bbr_update_min_rtt`: the two min-RTT filters (5 s for ProbeRTT, 10 s for the model)
     /// and ProbeRTT.
     fn update_min_rtt(&mut self, tcb: &mut Tcb, rs: &RateSample, now: Time) {
-        let j = self.jiffies(now);
+        let j = jiffies(now, self.c.hz);
         let expire = self
             .probe_rtt_min_stamp
-            .wrapping_add(self.ms_to_jiffies(self.c.probe_rtt_win_ms));
+            .wrapping_add(ms_to_jiffies(self.c.probe_rtt_win_ms, self.c.hz));
         let probe_rtt_expired = after(j, expire);
         // is_ack_delayed is not modelled (false): an expired filter takes any sample.
         if let Some(rtt) = rs.rtt {
@@ -752,7 +737,8 @@ impl Bbr3 {
             // Its own low-rate samples are marked application-limited.
             tcb.app_limited = Some((tcb.delivered + tcb.in_flight as u64).max(1));
             if self.probe_rtt_done_stamp == 0 && tcb.in_flight <= self.probe_rtt_cwnd() {
-                self.probe_rtt_done_stamp = j.wrapping_add(self.ms_to_jiffies(self.c.probe_rtt_ms));
+                self.probe_rtt_done_stamp =
+                    j.wrapping_add(ms_to_jiffies(self.c.probe_rtt_ms, self.c.hz));
                 self.probe_rtt_round_done = false;
                 self.next_rtt_delivered = tcb.delivered;
             } else if self.probe_rtt_done_stamp != 0 {
@@ -1312,13 +1298,6 @@ impl Bbr3 {
             },
         }
     }
-
-    /// The sender's pacing rate: the kernel's payload rate, scaled to wire bytes.
-    fn publish_pacing_rate(&self, tcb: &mut Tcb) {
-        let wire = tcb.wire_bytes as u128;
-        let bps = self.pacing_rate as u128 * 8 * wire / tcb.mss_bytes.max(1) as u128;
-        tcb.pacing_rate = Some(Rate::from_bps(bps.clamp(1, u64::MAX as u128) as u64));
-    }
 }
 
 /// `rs->interval_us` when positive, else 0.
@@ -1339,7 +1318,7 @@ fn after(a: u32, b: u32) -> bool {
 impl CongestionControl for Bbr3 {
     /// `bbr_init`.
     fn init(&mut self, tcb: &mut Tcb, now: Time) {
-        let j = self.jiffies(now);
+        let j = jiffies(now, self.c.hz);
         self.init_cwnd = (tcb.cwnd.floor() as u32).min(0x7f);
         self.prior_cwnd = tcb.prior_cwnd.floor() as u32;
         tcb.ssthresh = f64::INFINITY;
@@ -1390,7 +1369,7 @@ impl CongestionControl for Bbr3 {
         self.bw_probe_samples = false;
         self.prev_probe_too_high = false;
         self.lost_at_round = [tcb.lost; 2];
-        self.publish_pacing_rate(tcb);
+        publish_pacing_rate(tcb, self.pacing_rate);
     }
 
     /// `bbr_ssthresh`: entering recovery saves cwnd and the bounds for an undo; ssthresh is
@@ -1430,7 +1409,7 @@ impl CongestionControl for Bbr3 {
             match self.mode {
                 Mode::ProbeBw => {
                     self.set_pacing_rate(tcb, self.bw(), BBR_UNIT);
-                    self.publish_pacing_rate(tcb);
+                    publish_pacing_rate(tcb, self.pacing_rate);
                 }
                 Mode::ProbeRtt => self.check_probe_rtt_done(tcb, now),
                 _ => {}
@@ -1480,7 +1459,7 @@ impl CongestionControl for Bbr3 {
         self.advance_latest_delivery_signals(rs);
         self.prev_ca_state = tcb.ca_state;
         self.loss_in_cycle |= s.lost > 0;
-        self.publish_pacing_rate(tcb);
+        publish_pacing_rate(tcb, self.pacing_rate);
         true
     }
 

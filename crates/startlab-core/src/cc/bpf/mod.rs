@@ -15,6 +15,7 @@ mod modules;
 use super::registry::{algorithms, BuildError, Model, Params, Role};
 use super::{Ack, AckSample, CaState, CongestionControl, CwndEvent, ExitReason, Phase, Tcb};
 use crate::time::Time;
+use crate::units::Rate;
 use serde_json::{Map, Value};
 use startlab_bpf::elf::Loaded;
 use startlab_bpf::events::{Event, KIND_EXIT, KIND_PHASE};
@@ -165,23 +166,26 @@ pub fn port_model(
             format!("\"{target}\" is a start-up algorithm: run its port on a controller's, e.g. cc = \"bpf:newreno\", startup = \"{target}\""),
         ));
     }
-    // BBRv3's port sees what a struct_ops program sees on mainline Linux: its signals are
-    // mainline's unless the scenario asks otherwise (and another value is refused by the port's
-    // configuration, naming the field).
-    let mut mainline;
-    let cc_params = if target == "bbr3" && !cc_params.contains_key("signals") {
-        mainline = cc_params.clone();
-        mainline.insert("signals".into(), "mainline".into());
-        &mainline
-    } else {
-        cc_params
-    };
-    Model::new(target, cc_params, startup, startup_params).map_err(|mut e| {
+    let mut cc_params = cc_params.clone();
+    port_defaults(target, &mut cc_params);
+    Model::new(target, &cc_params, startup, startup_params).map_err(|mut e| {
         if e.field == "cc" {
             e.message = format!("\"{cc}\": {}", e.message);
         }
         e
     })
+}
+
+/// What a port has only one value of where its model has a choice, given where the scenario
+/// does not say: BBRv3's port sees what a struct_ops program sees on mainline Linux, so its
+/// `signals` are `"mainline"` (another value is refused by the port's configuration, naming the
+/// field).
+pub fn port_defaults(cc: &str, cc_params: &mut Params) {
+    if cc == "bbr3" {
+        cc_params
+            .entry("signals")
+            .or_insert_with(|| "mainline".into());
+    }
 }
 
 /// Which `struct_ops` of startlab's object runs `model`: `startlab_model` (cong_control) for a
@@ -386,7 +390,7 @@ pub struct BpfController {
 struct Filled {
     /// `sk_pacing_rate` (payload bytes per second), and the sender's rate it was written for.
     pacing_rate: u64,
-    published: Option<crate::units::Rate>,
+    published: Option<Rate>,
     app_limited: u64,
 }
 
@@ -421,6 +425,44 @@ fn intern(name: &str) -> &'static str {
 
 const INFINITE_SSTHRESH: u64 = 0x7fff_ffff;
 
+/// ssthresh as `tcp_sock` keeps it (`TCP_INFINITE_SSTHRESH` for none), and back.
+fn ssthresh_image(ssthresh: f64) -> u64 {
+    if ssthresh.is_finite() {
+        (ssthresh.max(0.0) as u64).min(INFINITE_SSTHRESH)
+    } else {
+        INFINITE_SSTHRESH
+    }
+}
+
+fn ssthresh_of_image(v: u64) -> f64 {
+    if v >= INFINITE_SSTHRESH {
+        f64::INFINITY
+    } else {
+        v as f64
+    }
+}
+
+/// Linux's `app_limited`: 0, or the delivered count that ends the bubble (never 0).
+fn app_limited_image(app_limited: Option<u64>) -> u64 {
+    app_limited.map_or(0, |x| (x & 0xffff_ffff).max(1))
+}
+
+/// The sender's pacing rate (wire bits per second) as `sk_pacing_rate`: payload bytes per
+/// second, as Linux paces.
+fn pacing_image(rate: Option<Rate>, tcb: &Tcb) -> u64 {
+    rate.map_or(0, |r| {
+        (r.bps() as u128 * tcb.mss_bytes.max(1) as u128 / tcb.wire_bytes.max(1) as u128 / 8) as u64
+    })
+}
+
+/// `sk_pacing_rate` (payload bytes per second) as the sender's rate: the sender spaces wire
+/// bytes, so it is scaled by wire / payload bytes.
+fn pacing_of_image(payload_bytes_per_s: u64, tcb: &Tcb) -> Rate {
+    let bps =
+        payload_bytes_per_s as u128 * 8 * tcb.wire_bytes as u128 / tcb.mss_bytes.max(1) as u128;
+    Rate::from_bps(bps.clamp(1, u64::MAX as u128) as u64)
+}
+
 impl BpfController {
     /// The sender's state into the socket image (tcp_sock fields as Linux keeps them: bytes
     /// for sequence numbers, microseconds for times, srtt x 8).
@@ -433,15 +475,7 @@ impl BpfController {
         let sk = self.vm.sock();
         let put = layout::put;
         put(sk, f.snd_cwnd, cwnd.min(u32::MAX as u64));
-        put(
-            sk,
-            f.snd_ssthresh,
-            if tcb.ssthresh.is_finite() {
-                (tcb.ssthresh.max(0.0) as u64).min(INFINITE_SSTHRESH)
-            } else {
-                INFINITE_SSTHRESH
-            },
-        );
+        put(sk, f.snd_ssthresh, ssthresh_image(tcb.ssthresh));
         put(sk, f.snd_cwnd_clamp, u32::MAX as u64);
         put(sk, f.prior_cwnd, tcb.prior_cwnd.max(0.0) as u64);
         put(sk, f.mss_cache, mss);
@@ -494,17 +528,13 @@ impl BpfController {
         );
         put(sk, f.tcp_wstamp_ns, tcb.next_departure.max(now).as_nanos());
         put(sk, f.sk_max_pacing_rate, u64::MAX);
-        // Linux's app_limited is 0 or the delivered count that ends the bubble (never 0).
-        let app_limited = tcb.app_limited.map_or(0, |x| (x & 0xffff_ffff).max(1));
+        let app_limited = app_limited_image(tcb.app_limited);
         put(sk, f.app_limited, app_limited);
         self.filled.app_limited = app_limited;
         // sk_pacing_rate is the program's own (payload bytes per second) unless the sender
         // changed the rate since the program last set it.
         if tcb.pacing_rate != self.filled.published {
-            let rate = tcb.pacing_rate.map_or(0, |r| {
-                (r.bps() as u128 * mss as u128 / tcb.wire_bytes.max(1) as u128 / 8) as u64
-            });
-            put(sk, f.sk_pacing_rate, rate);
+            put(sk, f.sk_pacing_rate, pacing_image(tcb.pacing_rate, tcb));
             self.filled.published = tcb.pacing_rate;
         }
         self.filled.pacing_rate = layout::get(sk, f.sk_pacing_rate);
@@ -518,27 +548,16 @@ impl BpfController {
         if cwnd != before {
             tcb.cwnd = cwnd.max(1.0);
         }
-        let ssthresh = layout::get(self.vm.sock(), f.snd_ssthresh);
-        tcb.ssthresh = if ssthresh >= INFINITE_SSTHRESH {
-            f64::INFINITY
-        } else {
-            ssthresh as f64
-        };
-        // A pacing rate the program set (payload bytes per second, Linux's sk_pacing_rate):
-        // the sender spaces wire bytes, so it is scaled by wire / payload bytes.
+        tcb.ssthresh = ssthresh_of_image(layout::get(self.vm.sock(), f.snd_ssthresh));
+        // A pacing rate the program set (payload bytes per second, Linux's sk_pacing_rate).
         let pacing = layout::get(self.vm.sock(), f.sk_pacing_rate);
         if pacing != self.filled.pacing_rate {
-            let wire = tcb.wire_bytes as u128;
-            let bps = pacing as u128 * 8 * wire / tcb.mss_bytes.max(1) as u128;
             // The rate of a kernel module's model, if it set this one, exactly as it set it.
             let exact = self
                 .modules()
                 .and_then(|m| m.published.filter(|(p, _)| *p == pacing).map(|(_, r)| r));
-            tcb.pacing_rate = (pacing > 0).then(|| {
-                exact.unwrap_or_else(|| {
-                    crate::units::Rate::from_bps(bps.clamp(1, u64::MAX as u128) as u64)
-                })
-            });
+            tcb.pacing_rate =
+                (pacing > 0).then(|| exact.unwrap_or_else(|| pacing_of_image(pacing, tcb)));
             self.filled.published = tcb.pacing_rate;
             self.filled.pacing_rate = pacing;
         }

@@ -13,7 +13,7 @@
 
 use super::super::registry::{Model, Params};
 use super::super::{Ack, AckSample, CaState, CongestionControl, CwndEvent, RateSample, Tcb};
-use super::INFINITE_SSTHRESH;
+use super::{app_limited_image, pacing_image, ssthresh_image, ssthresh_of_image};
 use crate::rng::Rng;
 use crate::time::Time;
 use startlab_bpf::layout;
@@ -63,32 +63,38 @@ impl Modules {
     pub fn model_state(&self, tcb: &Tcb) -> Option<super::super::ModelState> {
         self.bbr.as_ref()?.model_state(tcb)
     }
+}
 
-    /// The model of a module, made (and initialised) at its first call.
-    fn model(&mut self, module: &str) -> Result<&mut Box<dyn CongestionControl>, String> {
-        let hz = serde_json::Value::from(self.hz);
-        let (slot, cc, startup) = match module {
-            "cubic" => (&mut self.cubic, "cubic", "hystart"),
-            _ => (&mut self.bbr, "bbr", "default"),
+/// The model of a module in `slot`, made (and initialised on `tcb`) at its first call.
+fn model<'a>(
+    slot: &'a mut Option<Box<dyn CongestionControl>>,
+    module: &str,
+    hz: u32,
+    rng: Option<&Rng>,
+    tcb: &mut Tcb,
+    now: Time,
+) -> Result<&'a mut Box<dyn CongestionControl>, String> {
+    if slot.is_none() {
+        let (cc, startup) = match module {
+            "cubic" => ("cubic", "hystart"),
+            _ => ("bbr", "default"),
         };
-        if slot.is_none() {
-            let mut cc_params = Params::new();
-            cc_params.insert("hz".into(), hz);
-            let mut startup_params = Params::new();
-            if startup == "hystart" {
-                startup_params.insert("variant".into(), "linux".into());
-            }
-            let model = Model::new(cc, &cc_params, startup, &startup_params)
-                .map_err(|e| format!("the model of tcp_{cc}.c: {}", e.message))?;
-            let mut m = model.build();
-            if let Some(rng) = self.rng.clone() {
-                m.seed(rng);
-            }
-            m.init(&mut self.tcb, self.now);
-            *slot = Some(m);
+        let mut cc_params = Params::new();
+        cc_params.insert("hz".into(), hz.into());
+        let mut startup_params = Params::new();
+        if startup == "hystart" {
+            startup_params.insert("variant".into(), "linux".into());
         }
-        Ok(slot.as_mut().expect("made above"))
+        let model = Model::new(cc, &cc_params, startup, &startup_params)
+            .map_err(|e| format!("the model of tcp_{cc}.c: {}", e.message))?;
+        let mut m = model.build();
+        if let Some(rng) = rng {
+            m.seed(rng.clone());
+        }
+        m.init(tcb, now);
+        *slot = Some(m);
     }
+    Ok(slot.as_mut().expect("made above"))
 }
 
 /// `enum tcp_ca_state` → the simulator's.
@@ -123,17 +129,8 @@ impl KernelModules for Modules {
             self.tcb.cwnd = cwnd.max(1.0);
         }
         let ssthresh = layout::get(sock, f.snd_ssthresh);
-        let filled = if self.tcb.ssthresh.is_finite() {
-            (self.tcb.ssthresh.max(0.0) as u64).min(INFINITE_SSTHRESH)
-        } else {
-            INFINITE_SSTHRESH
-        };
-        if ssthresh != filled {
-            self.tcb.ssthresh = if ssthresh >= INFINITE_SSTHRESH {
-                f64::INFINITY
-            } else {
-                ssthresh as f64
-            };
+        if ssthresh != ssthresh_image(self.tcb.ssthresh) {
+            self.tcb.ssthresh = ssthresh_of_image(ssthresh);
         }
         let pacing_before = self.tcb.pacing_rate;
         let app_limited_before = self.tcb.app_limited;
@@ -148,50 +145,48 @@ impl KernelModules for Modules {
         let sample_missing = |what: &str| {
             format!("{name} reads the {what} of the hook it is called from, and was called from another hook")
         };
-        let mut tcb = self.tcb.clone();
-        let m = self.model(module)?;
+        let slot = if module == "cubic" {
+            &mut self.cubic
+        } else {
+            &mut self.bbr
+        };
+        let tcb = &mut self.tcb;
+        let m = model(slot, module, self.hz, self.rng.as_ref(), tcb, now)?;
         let ret = match name {
             "cubictcp_init" | "bbr_init" => 0,
-            "cubictcp_recalc_ssthresh" | "bbr_ssthresh" => {
-                let s = m.ssthresh(&mut tcb, now);
-                if s.is_finite() {
-                    (s.max(0.0) as u64).min(INFINITE_SSTHRESH)
-                } else {
-                    INFINITE_SSTHRESH
-                }
-            }
+            "cubictcp_recalc_ssthresh" | "bbr_ssthresh" => ssthresh_image(m.ssthresh(tcb, now)),
             // tcp_cubic.c cubictcp_cong_avoid(sk, ack, acked)
             "cubictcp_cong_avoid" => {
                 let a = Ack {
                     acked: args[2] as u32,
                     ack_seq: tcb.snd_una,
                 };
-                m.cong_avoid(&mut tcb, &a, now);
+                m.cong_avoid(tcb, &a, now);
                 0
             }
             "cubictcp_state" | "bbr_set_state" => {
-                m.set_state(&mut tcb, ca_state(args[1])?, now);
+                m.set_state(tcb, ca_state(args[1])?, now);
                 tcb.ca_state = ca_state(args[1])?;
                 0
             }
             "cubictcp_cwnd_event" | "bbr_cwnd_event" => {
                 if let Some(e) = ca_event(args[1]) {
-                    m.cwnd_event(&mut tcb, e, now);
+                    m.cwnd_event(tcb, e, now);
                 }
                 0
             }
             "cubictcp_acked" => {
                 let a = ack.ok_or_else(|| sample_missing("ACK sample"))?;
-                m.pkts_acked(&mut tcb, &a, now);
+                m.pkts_acked(tcb, &a, now);
                 0
             }
             // tcp_bbr.c bbr_main(sk, ack, flag, rs)
             "bbr_main" => {
                 let r = rs.ok_or_else(|| sample_missing("rate sample"))?;
-                m.cong_control(&mut tcb, &r, now);
+                m.cong_control(tcb, &r, now);
                 0
             }
-            "bbr_undo_cwnd" => m.undo_cwnd(&mut tcb).max(1.0) as u64,
+            "bbr_undo_cwnd" => m.undo_cwnd(tcb).max(1.0) as u64,
             "bbr_sndbuf_expand" => 3,
             // bbr_min_tso_segs: bursts of 2 above 1.2 Mbit/s (sk_pacing_rate, bytes/s).
             "bbr_min_tso_segs" => {
@@ -205,30 +200,15 @@ impl KernelModules for Modules {
         };
         // The function's writes to tcp_sock.
         layout::put(sock, f.snd_cwnd, tcb.cwnd.max(1.0).floor() as u64);
-        layout::put(
-            sock,
-            f.snd_ssthresh,
-            if tcb.ssthresh.is_finite() {
-                (tcb.ssthresh.max(0.0) as u64).min(INFINITE_SSTHRESH)
-            } else {
-                INFINITE_SSTHRESH
-            },
-        );
+        layout::put(sock, f.snd_ssthresh, ssthresh_image(tcb.ssthresh));
         if tcb.pacing_rate != pacing_before {
-            let rate = tcb.pacing_rate.map_or(0, |r| {
-                (r.bps() as u128 * tcb.mss_bytes as u128 / tcb.wire_bytes.max(1) as u128 / 8) as u64
-            });
+            let rate = pacing_image(tcb.pacing_rate, tcb);
             layout::put(sock, f.sk_pacing_rate, rate);
             self.published = tcb.pacing_rate.map(|r| (rate, r));
         }
         if tcb.app_limited != app_limited_before {
-            layout::put(
-                sock,
-                f.app_limited,
-                tcb.app_limited.map_or(0, |x| (x & 0xffff_ffff).max(1)),
-            );
+            layout::put(sock, f.app_limited, app_limited_image(tcb.app_limited));
         }
-        self.tcb = tcb;
         Ok(ret)
     }
 
