@@ -4,7 +4,10 @@
 //!
 //! Usage: `startlab-bench [NAME…]` (all by default); `startlab-bench --one NAME` runs one scenario
 //! in this process and prints one line of JSON; `startlab-bench --file PATH` does the same for a
-//! scenario file (the scaling and memory measurements of docs/performance.md use it).
+//! scenario file (the scaling and memory measurements of docs/performance.md use it);
+//! `startlab-bench --aqm-replay --queue '{ kind = "codel" }' --rate BITS_PER_S --in A.csv --out
+//! D.csv` replays a packet arrival sequence into one queue (`net::replay`) for the validation of
+//! the AQMs against ns-3 (`bench/ns3/aqm_replay.py`).
 
 use startlab_core::scenario;
 use std::process::Command;
@@ -203,8 +206,72 @@ fn field(json: &str, key: &str) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// `--aqm-replay`: arrivals `id,time_ns,bytes,flow,ecn` in, decisions `id,outcome,time_ns` out.
+fn aqm_replay(args: &[String]) -> Result<(), String> {
+    use startlab_core::net::replay::{replay, ReplayArrival};
+    use startlab_core::net::Ecn;
+    use startlab_core::time::Time;
+    use startlab_core::units::Rate;
+    let value = |name: &str| -> Result<&str, String> {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .map(String::as_str)
+            .ok_or_else(|| format!("missing {name}"))
+    };
+    let rate: u64 = value("--rate")?
+        .parse()
+        .map_err(|e| format!("--rate: {e}"))?;
+    if rate == 0 {
+        return Err(format!("--rate {rate}: expected at least 1 bit/s"));
+    }
+    let rate = Rate::from_bps(rate);
+    let seed = match value("--seed") {
+        Ok(s) => s.parse().map_err(|e| format!("--seed: {e}"))?,
+        Err(_) => 1,
+    };
+    let discipline = scenario::topology::replay_discipline(value("--queue")?, rate, seed)
+        .map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(value("--in")?).map_err(|e| format!("--in: {e}"))?;
+    let mut arrivals = Vec::new();
+    for (n, line) in text.lines().enumerate().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let field = |i: usize| -> Result<u64, String> {
+            f.get(i)
+                .and_then(|x| x.trim().parse().ok())
+                .ok_or_else(|| format!("line {}: expected id,time_ns,bytes,flow,ecn", n + 1))
+        };
+        if field(0)? != arrivals.len() as u64 {
+            return Err(format!("line {}: ids must count from 0", n + 1));
+        }
+        let time = Time::from_nanos(field(1)?);
+        if arrivals.last().is_some_and(|a: &ReplayArrival| a.time > time) {
+            return Err(format!("line {}: times must not decrease", n + 1));
+        }
+        arrivals.push(ReplayArrival {
+            time,
+            bytes: field(2)?.clamp(1, 65_535) as u32,
+            flow: field(3)? as u32,
+            ecn: Ecn::from_bits(field(4)? as u8),
+        });
+    }
+    let decisions = replay(discipline, rate, &arrivals);
+    let mut out = String::from("id,outcome,time_ns\n");
+    for (i, d) in decisions.iter().enumerate() {
+        out.push_str(&format!("{i},{},{}\n", d.outcome.name(), d.at.as_nanos()));
+    }
+    std::fs::write(value("--out")?, out).map_err(|e| format!("--out: {e}"))
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--aqm-replay") {
+        if let Err(e) = aqm_replay(&args[1..]) {
+            eprintln!("startlab-bench --aqm-replay: {e}");
+            std::process::exit(2);
+        }
+        return;
+    }
     if args.first().map(String::as_str) == Some("--one") {
         run_one(&args[1]);
         return;

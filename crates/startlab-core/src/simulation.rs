@@ -320,12 +320,15 @@ impl Simulation {
         match event {
             Event::Arrival(link) => {
                 let l = &mut self.net.links[link as usize];
-                let pkt = l.pop_arrival();
+                let pkt = l.pop_arrival(self.now);
                 let node = l.to;
                 if let Some((t, seq)) = l.next_arrival() {
                     self.events.push_reserved(t, seq, Event::Arrival(link));
                 }
-                self.arrive(node, pkt);
+                self.count_discarded(link);
+                if let Some(pkt) = pkt {
+                    self.arrive(node, pkt);
+                }
             }
             Event::SenderTimer(f) => {
                 let now = self.now;
@@ -386,7 +389,7 @@ impl Simulation {
                     }
                 }
             }
-            Event::WindowMark(i) => self.recorder.on_window_mark(i, self.now, &self.net),
+            Event::WindowMark(i) => self.recorder.on_window_mark(i, self.now, &mut self.net),
         }
     }
 
@@ -488,11 +491,32 @@ impl Simulation {
                         .push_reserved(arrival, seq, Event::Arrival(link));
                 }
             }
+            Admission::Queued { became_head } => {
+                let l = &self.net.links[link as usize];
+                if became_head {
+                    let (t, s) = l.next_arrival().expect("a new head packet");
+                    self.events.push_reserved(t, s, Event::Arrival(link));
+                }
+            }
         }
+        self.count_discarded(link);
         if self.recorder.samples_every_packet(link) {
             self.recorder
                 .record_queue(self.now, link, &mut self.net.links[link as usize]);
         }
+    }
+
+    /// Counts the packets an AQM dropped (or sent and the wire lost) against their flows.
+    fn count_discarded(&mut self, link: LinkId) {
+        let l = &mut self.net.links[link as usize];
+        if !l.has_discarded() {
+            return;
+        }
+        let (flow_drops, dropped) = (&mut self.flow_drops, &mut self.packets_dropped);
+        l.take_discarded(|_, p, _| {
+            flow_drops[p.flow as usize] += 1;
+            *dropped += 1;
+        });
     }
 
     fn sync_timers(&mut self, f: FlowId) {
@@ -529,6 +553,11 @@ impl Simulation {
 
     fn report(mut self) -> Report {
         let end = self.end;
+        // An AQM's dequeues due by the end, and their drops counted against the flows.
+        for l in 0..self.net.links.len() {
+            self.net.links[l].settle(end);
+            self.count_discarded(l as LinkId);
+        }
         let mut flows = Flows::default();
         for (i, slot) in self.flows.iter().enumerate() {
             let drops = self.flow_drops[i];

@@ -9,7 +9,7 @@ struct Case {
     rate_mbps: u32,
     delay_ms: u32,
     buffer: u32,
-    red: bool,
+    queue: u8,
     loss: f64,
     flows: Vec<(bool, bool, bool, u32, bool)>, // (reno, sack, delayed_ack, start_ms, undo)
     udp_mbps: Option<u32>,
@@ -21,7 +21,7 @@ fn case() -> impl Strategy<Value = Case> {
         1u32..100,
         1u32..60,
         2u32..200,
-        any::<bool>(),
+        0u8..5,
         prop_oneof![Just(0.0), 0.0..0.02f64],
         prop::collection::vec(
             (
@@ -37,11 +37,11 @@ fn case() -> impl Strategy<Value = Case> {
         0u64..(i64::MAX as u64),
     )
         .prop_map(
-            |(rate_mbps, delay_ms, buffer, red, loss, flows, udp_mbps, seed)| Case {
+            |(rate_mbps, delay_ms, buffer, queue, loss, flows, udp_mbps, seed)| Case {
                 rate_mbps,
                 delay_ms,
                 buffer,
-                red,
+                queue,
                 loss,
                 flows,
                 udp_mbps,
@@ -52,14 +52,16 @@ fn case() -> impl Strategy<Value = Case> {
 
 fn toml(c: &Case) -> String {
     let pairs = c.flows.len() + 1;
-    let queue = if c.red {
-        format!(
+    let queue = match c.queue {
+        0 => format!("{{ kind = \"droptail\", limit = {} }}", c.buffer),
+        1 => format!(
             "{{ kind = \"red\", limit = {}, min_th = 1, max_th = {} }}",
             c.buffer,
             (c.buffer / 2).max(2)
-        )
-    } else {
-        format!("{{ kind = \"droptail\", limit = {} }}", c.buffer)
+        ),
+        2 => format!("{{ kind = \"codel\", limit = {} }}", c.buffer),
+        3 => format!("{{ kind = \"fq_codel\", limit = {} }}", c.buffer),
+        _ => format!("{{ kind = \"pie\", limit = {}, ecn = true }}", c.buffer),
     };
     let mut s = format!(
         "duration = \"2s\"\nseed = {}\n[topology]\nkind = \"dumbbell\"\npairs = {pairs}\n\

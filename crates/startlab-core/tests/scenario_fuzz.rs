@@ -69,7 +69,7 @@ fn param_within(name: &str, pick: usize, t: f64) -> Option<String> {
     })
 }
 
-/// A queue: DropTail in packets, bytes or BDPs, or RED.
+/// A queue: DropTail in packets, bytes or BDPs, RED, CoDel, FQ-CoDel or PIE.
 fn queue() -> impl Strategy<Value = String> {
     prop_oneof![
         (1u32..300).prop_map(|p| format!("{{ kind = \"droptail\", limit = {p} }}")),
@@ -83,6 +83,15 @@ fn queue() -> impl Strategy<Value = String> {
             (min + 1).max(limit / 2),
             max_p as f64 / 100.0,
             max_p % 2 == 0
+        )),
+        (1u32..300, 1u32..20, 20u32..200, any::<bool>()).prop_map(|(limit, target, interval, ecn)| format!(
+            "{{ kind = \"codel\", limit = {limit}, target = \"{target}ms\", interval = \"{interval}ms\", ecn = {ecn} }}"
+        )),
+        (1u32..300, 1u32..64, 256u32..3000, 1u32..70).prop_map(|(limit, flows, quantum, batch)| format!(
+            "{{ kind = \"fq_codel\", limit = {limit}, flows = {flows}, quantum = {quantum}, drop_batch = {batch} }}"
+        )),
+        (1u32..300, 1u32..40, 1u32..40, 0u32..33, any::<bool>()).prop_map(|(limit, target, tupdate, alpha, ecn)| format!(
+            "{{ kind = \"pie\", limit = {limit}, target = \"{target}ms\", tupdate = \"{tupdate}ms\", alpha = {alpha}, ecn = {ecn} }}"
         )),
     ]
 }

@@ -19,7 +19,7 @@
 use crate::clock::{self, monotonic_ns, poll_readable, WakeLatency};
 use crate::lateness::Lateness;
 use startlab_core::measure::Recorder;
-use startlab_core::net::{Admission, LinkId, Network, NodeId, Packet, PacketKind, SackBlocks};
+use startlab_core::net::{Admission, Ecn, LinkId, Network, NodeId, Packet, PacketKind, SackBlocks};
 use startlab_core::time::{Duration, Time};
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -128,7 +128,7 @@ impl Shared {
                 break;
             }
             self.marks[link as usize].pop_front();
-            self.recorder.on_window_mark(i, t, &self.net);
+            self.recorder.on_window_mark(i, t, &mut self.net);
         }
     }
 }
@@ -285,7 +285,8 @@ impl Emulator {
                 by_addr: by_addr.clone(),
                 allowed: allowed.clone(),
                 owned: owned[side].clone(),
-                pending: vec![VecDeque::new(); links],
+                next_due: vec![None; links],
+                frames: HashMap::new(),
                 interval,
                 // As the simulator does: at 0, then every interval up to the end.
                 next_sample: interval.map(|_| Time::ZERO),
@@ -373,9 +374,13 @@ struct Side {
     allowed: std::collections::HashSet<(NodeId, NodeId)>,
     /// The links only this thread offers packets to.
     owned: Vec<LinkId>,
-    /// Per link: the packets on it with the time each arrives at the far end, in order (the
-    /// bytes of what the link's own pipe holds).
-    pending: Vec<VecDeque<(Time, Box<[u8]>)>>,
+    /// Per link: when its first packet in flight arrives at the far end, and its event-order
+    /// number (the link's `next_arrival`, kept here so that waiting needs no lock: only this
+    /// thread changes these links' heads).
+    next_due: Vec<Option<(Time, u64)>>,
+    /// The bytes of every packet on this thread's links (queued or in flight), by its
+    /// event-order number.
+    frames: HashMap<u64, Box<[u8]>>,
     interval: Option<Duration>,
     next_sample: Option<Time>,
     sampled: Vec<LinkId>,
@@ -412,6 +417,50 @@ impl SpinBudget {
 }
 
 /// The IPv4 destination of a packet, if it is one.
+/// A hash of an IPv4 packet's addresses, protocol and (for TCP and UDP) ports: the flow
+/// FQ-CoDel classifies it by.
+fn flow_key(packet: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5; // FNV-1a
+    let mut eat = |b: &[u8]| {
+        for &x in b {
+            h = (h ^ x as u32).wrapping_mul(0x0100_0193);
+        }
+    };
+    if packet.len() < 20 {
+        eat(packet);
+        return h;
+    }
+    eat(&packet[12..20]);
+    eat(&packet[9..10]);
+    let ihl = (packet[0] & 0x0f) as usize * 4;
+    if matches!(packet[9], 6 | 17) && packet.len() >= ihl + 4 {
+        eat(&packet[ihl..ihl + 4]);
+    }
+    h
+}
+
+/// Sets CE in an IPv4 packet whose ECN field is ECT(0) or ECT(1), updating the header checksum
+/// incrementally (RFC 1624 eqn. 3), as the kernel's `IP_ECN_set_ce` does.
+fn set_ce(packet: &mut [u8]) {
+    if packet.len() < 20 || packet[0] >> 4 != 4 {
+        return;
+    }
+    let tos = packet[1];
+    if !matches!(tos & 3, 1 | 2) {
+        return;
+    }
+    let old = u16::from_be_bytes([packet[0], tos]);
+    packet[1] = tos | 3;
+    let new = u16::from_be_bytes([packet[0], packet[1]]);
+    let check = u16::from_be_bytes([packet[10], packet[11]]);
+    // HC' = ~(~HC + ~m + m')
+    let mut sum = (!check) as u32 + (!old) as u32 + new as u32;
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    let check = !(sum as u16);
+    packet[10..12].copy_from_slice(&check.to_be_bytes());
+}
+
 fn ipv4_destination(packet: &[u8]) -> Option<u32> {
     (packet.len() >= 20 && packet[0] >> 4 == 4)
         .then(|| u32::from_be_bytes([packet[16], packet[17], packet[18], packet[19]]))
@@ -493,7 +542,7 @@ impl Side {
     fn next_departure(&self) -> Option<Time> {
         self.owned
             .iter()
-            .filter_map(|&l| self.pending[l as usize].front().map(|p| p.0))
+            .filter_map(|&l| self.next_due[l as usize].map(|p| p.0))
             .min()
     }
 
@@ -503,7 +552,7 @@ impl Side {
             let Some((t, l)) = self
                 .owned
                 .iter()
-                .filter_map(|&l| self.pending[l as usize].front().map(|p| (p.0, l)))
+                .filter_map(|&l| self.next_due[l as usize].map(|p| (p.0, l)))
                 .min()
             else {
                 return;
@@ -511,11 +560,21 @@ impl Side {
             if t > now {
                 return;
             }
-            let (_, frame) = self.pending[l as usize].pop_front().expect("a due packet");
+            let (_, seq) = self.next_due[l as usize].expect("a due packet");
             let shared = Arc::clone(&self.shared);
             let mut sh = lock(&shared);
-            let packet = sh.net.links[l as usize].pop_arrival();
-            let at = sh.net.links[l as usize].to;
+            let link = &mut sh.net.links[l as usize];
+            let packet = link.pop_arrival(t);
+            self.next_due[l as usize] = link.next_arrival();
+            let at = link.to;
+            self.discard(&mut sh, l);
+            let Some(packet) = packet else {
+                continue; // lost on the wire: its frame went with `discard` when it was sent
+            };
+            let mut frame = self.frames.remove(&seq).expect("the frame of a packet in flight");
+            if packet.ecn == Ecn::Ce {
+                set_ce(&mut frame);
+            }
             if at == packet.dst {
                 drop(sh);
                 self.deliver(at, t, &frame);
@@ -524,6 +583,19 @@ impl Side {
                 self.admit(&mut sh, next, t, packet, frame);
             }
         }
+    }
+
+    /// Forgets the frames of the packets an AQM on `link` dropped, or sent and the wire lost.
+    fn discard(&mut self, sh: &mut Shared, link: LinkId) {
+        let link = &mut sh.net.links[link as usize];
+        if !link.has_discarded() {
+            return;
+        }
+        let (frames, report) = (&mut self.frames, &mut self.report);
+        link.take_discarded(|_, _, seq| {
+            frames.remove(&seq);
+            report.dropped_packets += 1;
+        });
     }
 
     fn deliver(&mut self, node: NodeId, due: Time, frame: &[u8]) {
@@ -547,13 +619,16 @@ impl Side {
         sh.marks_until(link, at);
         self.sample_before(sh, at);
         self.seq += 1;
-        match sh.net.links[link as usize].enqueue(at, packet, self.seq) {
-            Admission::Scheduled { arrival, .. } => {
-                self.pending[link as usize].push_back((arrival, frame))
+        let l = &mut sh.net.links[link as usize];
+        match l.enqueue(at, packet, self.seq) {
+            Admission::Scheduled { .. } | Admission::Queued { .. } => {
+                self.frames.insert(self.seq, frame);
+                self.next_due[link as usize] = l.next_arrival();
             }
             Admission::Dropped => self.report.dropped_packets += 1,
             Admission::Lost => self.report.lost_packets += 1,
         }
+        self.discard(sh, link);
         if sh.recorder.samples_every_packet(link) {
             let Shared { net, recorder, .. } = sh;
             recorder.record_queue(at, link, &mut net.links[link as usize]);
@@ -568,7 +643,8 @@ impl Side {
             return;
         };
         let packet = Packet {
-            flow: 0,
+            // FQ-CoDel's flow: the 5-tuple's hash (the kernel's skb_get_hash, in spirit).
+            flow: flow_key(bytes),
             src,
             dst,
             // The link serializes the whole IP packet.
@@ -578,6 +654,7 @@ impl Side {
             rwnd_segments: 0,
             ts: at,
             sack: SackBlocks::default(),
+            ecn: Ecn::from_bits(bytes[1]),
         };
         let shared = Arc::clone(&self.shared);
         let mut sh = lock(&shared);

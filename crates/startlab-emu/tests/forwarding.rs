@@ -319,6 +319,7 @@ fn replay(mut net: Network, times: &[i64]) -> Vec<(u64, u64)> {
                 rwnd_segments: 0,
                 ts: Time::ZERO,
                 sack: SackBlocks::default(),
+                ecn: Default::default(),
             };
             link.enqueue(Time::from_nanos(t as u64), p, i as u64);
             (link.stats.drops, link.stats.losses)

@@ -64,6 +64,10 @@ table! {
         losses: u64 = "packets",
         /// Time the transmitter has been busy since t = 0.
         busy_ns: i64 = "ns",
+        /// Packets the queue discipline marked CE so far.
+        marks: u64 = "packets",
+        /// Mean sojourn (queued until transmission starts) of the packets that started transmission since the link's previous row; null if none did.
+        sojourn_ns: Option<i64> = "ns",
     }
 }
 
@@ -138,7 +142,7 @@ table! {
         rate_bps: f64 = "bit/s",
         /// Propagation delay.
         delay_ns: i64 = "ns",
-        /// Queue discipline (`droptail`, `red`).
+        /// Queue discipline (`droptail`, `red`, `codel`, `fq_codel`, `pie`).
         queue: String = "",
         /// Queue limit in packets; null when limited in bytes.
         limit_packets: Option<i64> = "packets",
@@ -148,7 +152,7 @@ table! {
         forwarded_packets: u64 = "packets",
         /// Bytes that started transmission.
         forwarded_bytes: u64 = "bytes",
-        /// Packets dropped by the queue discipline.
+        /// Packets dropped by the queue discipline (arrivals refused, and an AQM's drops at dequeue or overflow).
         drops: u64 = "packets",
         /// Packets lost at random.
         losses: u64 = "packets",
@@ -156,6 +160,12 @@ table! {
         utilization: f64 = "ratio",
         /// Largest queue seen.
         max_queue_packets: u32 = "packets",
+        /// Packets the queue discipline marked CE.
+        marks: u64 = "packets",
+        /// Mean sojourn (queued until transmission starts) of the packets that started transmission; null if none did.
+        mean_sojourn_ns: Option<i64> = "ns",
+        /// Largest sojourn of a packet sent (with a FIFO, also of one waiting at the end); null if none.
+        max_sojourn_ns: Option<i64> = "ns",
     }
 }
 

@@ -54,6 +54,8 @@ pub struct Recorder {
     windows: Vec<Window>,
     flow_series: FlowSeries,
     queue_series: QueueSeries,
+    /// Per link: (sojourn total, packets sent) at its previous queue row.
+    last_sojourn: Vec<(Duration, u64)>,
 }
 
 impl Recorder {
@@ -80,6 +82,7 @@ impl Recorder {
             windows,
             flow_series: FlowSeries::default(),
             queue_series: QueueSeries::default(),
+            last_sojourn: vec![(Duration::ZERO, 0); links],
         }
     }
 
@@ -121,9 +124,10 @@ impl Recorder {
     }
 
     /// Window `i`'s start or end has come.
-    pub fn on_window_mark(&mut self, i: u32, now: Time, net: &Network) {
+    pub fn on_window_mark(&mut self, i: u32, now: Time, net: &mut Network) {
         let w = &mut self.windows[i as usize];
-        let link = &net.links[w.link as usize];
+        let link = &mut net.links[w.link as usize];
+        link.settle(now);
         if now == w.from && w.utilization.is_none() && now != w.to {
             w.busy_at_from = link.busy_time(now);
         } else if now == w.to {
@@ -190,14 +194,24 @@ impl Recorder {
     /// Records the queue of link `l`.
     pub fn record_queue(&mut self, now: Time, l: LinkId, link: &mut Link) {
         let occ = link.occupancy(now);
+        let stats = link.stats_at(now);
+        let (total, sent) = std::mem::replace(
+            &mut self.last_sojourn[l as usize],
+            (stats.sojourn_total, stats.forwarded_packets),
+        );
+        let new = stats.forwarded_packets - sent;
         self.queue_series.push(QueueSample {
             time_ns: now.as_nanos() as i64,
             link: l,
             queue_packets: occ.packets,
             queue_bytes: occ.bytes,
-            drops: link.stats.drops,
-            losses: link.stats.losses,
+            drops: stats.drops,
+            losses: stats.losses,
             busy_ns: link.busy_time(now).as_nanos() as i64,
+            marks: stats.marks,
+            sojourn_ns: (new > 0).then(|| {
+                (stats.sojourn_total.saturating_sub(total).as_nanos() / new) as i64
+            }),
         });
     }
 
@@ -351,6 +365,11 @@ pub fn link_summaries(net: &mut Network, end: Time) -> Links {
             losses: stats.losses,
             utilization: link.utilization(Duration::ZERO, Time::ZERO, end),
             max_queue_packets: stats.max_queue_packets,
+            marks: stats.marks,
+            mean_sojourn_ns: (stats.forwarded_packets > 0)
+                .then(|| (stats.sojourn_total.as_nanos() / stats.forwarded_packets) as i64),
+            max_sojourn_ns: (stats.forwarded_packets > 0 || stats.sojourn_max > Duration::ZERO)
+                .then(|| stats.sojourn_max.as_nanos() as i64),
         });
     }
     links

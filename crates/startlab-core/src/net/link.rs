@@ -1,12 +1,21 @@
 //! One direction of a link: an output queue, a transmitter of fixed rate and a propagation delay.
 //!
-//! The queue is FIFO and the rate fixed, so when a packet is admitted its whole future is known:
-//! it starts transmission when the transmitter is free (`busy_until`), finishes after its
-//! serialization time and arrives `delay` later. The link therefore needs no per-packet
-//! "transmission complete" event (smoltcp's netsim and htsim's `drainTime` use the same time
-//! arithmetic); arrivals at the far end are in order, so they wait in `pipe` and the simulation
-//! only keeps one event per link: the arrival of its head packet.
+//! With a FIFO discipline (drop-tail, RED) and a fixed rate, a packet's whole future is known
+//! when it is admitted: it starts transmission when the transmitter is free (`busy_until`),
+//! finishes after its serialization time and arrives `delay` later. The link therefore needs no
+//! per-packet "transmission complete" event (smoltcp's netsim and htsim's `drainTime` use the
+//! same time arithmetic); arrivals at the far end are in order, so they wait in `pipe` and the
+//! simulation only keeps one event per link: the arrival of its head packet.
+//!
+//! An AQM (CoDel, FQ-CoDel, PIE) decides at dequeue, so its packets stay in the discipline
+//! until the transmitter frees. The link runs those dequeues (and the discipline's timer)
+//! lazily, in time order, whenever it is touched at a later instant — an arrival offered, its
+//! head packet arriving, a sample — and each at the instant it was due: the result is the same
+//! as running them on time, because nothing else touches the queue in between. The head
+//! packet's arrival is always after the next dequeue is due, so the one event per link still
+//! suffices; a packet lost on the wire stays in `pipe` as a placeholder to keep it so.
 
+use super::aqm::{Queued, Verdicts};
 use super::packet::{FlowId, NodeId, Packet, PacketKind};
 use super::queue::{Discipline, Limit, Occupancy};
 use crate::rng::Rng;
@@ -32,11 +41,18 @@ pub struct LinkStats {
     /// Packets and bytes that started transmission.
     pub forwarded_packets: u64,
     pub forwarded_bytes: u64,
-    /// Arrivals refused by the queue discipline.
+    /// Packets dropped by the queue discipline (arrivals refused, and an AQM's drops).
     pub drops: u64,
     /// Admitted packets lost on the wire (random loss).
     pub losses: u64,
+    /// Packets the discipline marked CE.
+    pub marks: u64,
     pub max_queue_packets: u32,
+    /// Sum and maximum of the sojourn times (queued until transmission starts) of the packets
+    /// that started transmission (`stats_at`; the maximum of a FIFO also counts the packets
+    /// waiting, whose sojourn is known when they are admitted).
+    pub sojourn_total: Duration,
+    pub sojourn_max: Duration,
 }
 
 /// What became of a packet offered to a link.
@@ -49,6 +65,9 @@ pub enum Admission {
     /// Admitted; it reaches the far end at `arrival`. `became_head` is true when it is now the
     /// first packet in flight, so the caller must schedule the link's next arrival.
     Scheduled { arrival: Time, became_head: bool },
+    /// Held by an AQM, which decides when it leaves. When `became_head`, the link has a new
+    /// first packet in flight (`next_arrival`) and the caller must schedule it.
+    Queued { became_head: bool },
 }
 
 #[derive(Clone, Debug)]
@@ -56,6 +75,8 @@ struct InFlight {
     arrival: Time,
     seq: u64,
     packet: Packet,
+    /// Lost on the wire: it only keeps the link's next event (an AQM's link).
+    lost: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -69,14 +90,23 @@ pub struct Link {
     /// Total serialization time of everything admitted so far.
     busy_total: Duration,
     /// Packets admitted but not yet started: (transmission start, wire bytes), oldest first.
-    waiting: VecDeque<(Time, u32)>,
+    waiting: VecDeque<(Time, u32, Duration)>,
     waiting_bytes: u64,
+    /// Sum of the sojourn times of the waiting packets (determined at admission).
+    waiting_sojourn: Duration,
     /// Packets transmitted or being transmitted, not yet arrived, oldest first.
     pipe: VecDeque<InFlight>,
     pub stats: LinkStats,
     /// Scripted losses: the next data segment of (flow, seq) to cross the link is lost
     /// (like ns-3's `ListErrorModel`); for tests and for reproducing a paper's loss pattern.
     scripted_losses: Vec<(FlowId, u32)>,
+    /// Placeholders in `pipe` (an AQM's packets lost on the wire, already handed as discarded).
+    lost_in_pipe: usize,
+    /// Scratch for an AQM's decisions.
+    verdicts: Verdicts,
+    /// An AQM's drops, and packets it sent that the wire lost, not yet taken by the caller:
+    /// (when, packet, event-order number).
+    discarded: Vec<(Time, Packet, u64)>,
 }
 
 impl Link {
@@ -90,10 +120,19 @@ impl Link {
             busy_total: Duration::ZERO,
             waiting: VecDeque::new(),
             waiting_bytes: 0,
+            waiting_sojourn: Duration::ZERO,
             pipe: VecDeque::new(),
             stats: LinkStats::default(),
             scripted_losses: Vec::new(),
+            lost_in_pipe: 0,
+            verdicts: Verdicts::default(),
+            discarded: Vec::new(),
         }
+    }
+
+    /// Whether the discipline decides at dequeue.
+    pub fn is_aqm(&self) -> bool {
+        matches!(self.params.discipline, Discipline::Aqm(_))
     }
 
     /// Loses the next transmission of data segment `seq` of `flow` on this link.
@@ -120,17 +159,30 @@ impl Link {
 
     /// Forgets waiting packets whose transmission has started by `now`.
     fn advance(&mut self, now: Time) {
-        while let Some(&(start, bytes)) = self.waiting.front() {
+        while let Some(&(start, bytes, sojourn)) = self.waiting.front() {
             if start > now {
                 break;
             }
             self.waiting.pop_front();
             self.waiting_bytes -= bytes as u64;
+            self.waiting_sojourn = self.waiting_sojourn.saturating_sub(sojourn);
         }
     }
 
     /// Queue occupancy at `now`: packets waiting, not counting the one being transmitted.
     pub fn occupancy(&mut self, now: Time) -> Occupancy {
+        if self.is_aqm() {
+            self.serve(now);
+            let Discipline::Aqm(q) = &self.params.discipline else {
+                unreachable!("an AQM link")
+            };
+            let idle_since = (q.is_empty() && self.busy_until <= now).then_some(self.busy_until);
+            return Occupancy {
+                packets: q.len(),
+                bytes: q.backlog(),
+                idle_since,
+            };
+        }
         self.advance(now);
         let idle_since =
             (self.waiting.is_empty() && self.busy_until <= now).then_some(self.busy_until);
@@ -144,6 +196,9 @@ impl Link {
     /// Offers `packet` to the link at `now`. `seq` is the event-order number reserved for its
     /// arrival (see `EventQueue::reserve_seq`).
     pub fn enqueue(&mut self, now: Time, packet: Packet, seq: u64) -> Admission {
+        if self.is_aqm() {
+            return self.enqueue_aqm(now, packet, seq);
+        }
         let occ = self.occupancy(now);
         if !self.params.discipline.admit(&occ, packet.wire_bytes, now) {
             self.stats.drops += 1;
@@ -155,9 +210,13 @@ impl Link {
         self.busy_total += tx;
         self.stats.forwarded_packets += 1;
         self.stats.forwarded_bytes += packet.wire_bytes as u64;
+        let sojourn = start.saturating_since(now);
+        self.stats.sojourn_total += sojourn;
+        self.stats.sojourn_max = self.stats.sojourn_max.max(sojourn);
         if start > now {
-            self.waiting.push_back((start, packet.wire_bytes));
+            self.waiting.push_back((start, packet.wire_bytes, sojourn));
             self.waiting_bytes += packet.wire_bytes as u64;
+            self.waiting_sojourn += sojourn;
             self.stats.max_queue_packets =
                 self.stats.max_queue_packets.max(self.waiting.len() as u32);
         }
@@ -171,6 +230,7 @@ impl Link {
             arrival,
             seq,
             packet,
+            lost: false,
         });
         Admission::Scheduled {
             arrival,
@@ -178,12 +238,129 @@ impl Link {
         }
     }
 
-    /// Removes the head packet, which arrives now.
-    pub fn pop_arrival(&mut self) -> Packet {
-        self.pipe
+    /// An arrival at an AQM: the dequeues due before it first, then the discipline's verdict,
+    /// then, if the transmitter is idle, its dequeue now.
+    fn enqueue_aqm(&mut self, now: Time, packet: Packet, seq: u64) -> Admission {
+        self.serve(now);
+        let was_empty = self.pipe.is_empty();
+        let Discipline::Aqm(q) = &mut self.params.discipline else {
+            unreachable!("an AQM link")
+        };
+        let item = Queued {
+            packet,
+            seq,
+            enqueued: now,
+        };
+        let refused = q.enqueue(item, &mut self.verdicts).is_err();
+        self.take_verdicts(now);
+        if refused {
+            self.stats.drops += 1;
+            return Admission::Dropped;
+        }
+        if self.busy_until <= now {
+            self.dequeue_at(now);
+        }
+        if let Discipline::Aqm(q) = &self.params.discipline {
+            self.stats.max_queue_packets = self.stats.max_queue_packets.max(q.len());
+        }
+        Admission::Queued {
+            became_head: was_empty && !self.pipe.is_empty(),
+        }
+    }
+
+    /// Runs the AQM's dequeues and timer firings due by `now`, in time order (a dequeue before
+    /// a timer firing at the same instant).
+    fn serve(&mut self, now: Time) {
+        loop {
+            let Discipline::Aqm(q) = &mut self.params.discipline else {
+                return;
+            };
+            let dequeue = (!q.is_empty() && self.busy_until <= now).then_some(self.busy_until);
+            let timer = q.next_timer().filter(|&t| t <= now);
+            match (dequeue, timer) {
+                (Some(d), Some(t)) if t < d => q.on_timer(t),
+                (Some(d), _) => self.dequeue_at(d),
+                (None, Some(_)) => q.on_timer(now),
+                (None, None) => return,
+            }
+        }
+    }
+
+    /// The AQM's dequeue at `at`, the transmitter being free: the packet it returns (if any)
+    /// starts transmission.
+    fn dequeue_at(&mut self, at: Time) {
+        let Discipline::Aqm(q) = &mut self.params.discipline else {
+            unreachable!("an AQM link")
+        };
+        let sent = q.dequeue(at, &mut self.verdicts);
+        self.take_verdicts(at);
+        let Some(item) = sent else {
+            return;
+        };
+        let bytes = item.packet.wire_bytes;
+        let tx = self.params.rate.transmit_time(bytes as u64);
+        self.busy_until = at + tx;
+        self.busy_total += tx;
+        self.stats.forwarded_packets += 1;
+        self.stats.forwarded_bytes += bytes as u64;
+        let sojourn = at.saturating_since(item.enqueued);
+        self.stats.sojourn_total += sojourn;
+        self.stats.sojourn_max = self.stats.sojourn_max.max(sojourn);
+        let lost = self.rng.bernoulli(self.params.loss) || self.scripted_loss(&item.packet);
+        if lost {
+            self.stats.losses += 1;
+            self.lost_in_pipe += 1;
+            self.discarded.push((at, item.packet, item.seq));
+        }
+        self.pipe.push_back(InFlight {
+            arrival: self.busy_until + self.params.delay,
+            seq: item.seq,
+            packet: item.packet,
+            lost,
+        });
+    }
+
+    /// Counts an AQM's decisions made at `at` and logs its drops.
+    fn take_verdicts(&mut self, at: Time) {
+        self.stats.drops += self.verdicts.dropped.len() as u64;
+        self.stats.marks += std::mem::take(&mut self.verdicts.marks);
+        for q in self.verdicts.dropped.drain(..) {
+            self.discarded.push((at, q.packet, q.seq));
+        }
+    }
+
+    /// Hands every packet an AQM dropped, or sent and the wire lost, since the last call to `f`
+    /// (when, the packet, its event-order number), and forgets them.
+    pub fn take_discarded(&mut self, mut f: impl FnMut(Time, &Packet, u64)) {
+        for (at, p, seq) in self.discarded.drain(..) {
+            f(at, &p, seq);
+        }
+    }
+
+    /// Whether `take_discarded` has anything to hand.
+    pub fn has_discarded(&self) -> bool {
+        !self.discarded.is_empty()
+    }
+
+    /// Runs what an AQM has due by `now` (nothing for a FIFO): for exact counters at `now`.
+    pub fn settle(&mut self, now: Time) {
+        self.serve(now);
+    }
+
+    /// Removes the head packet, which arrives now (`now`, the time of `next_arrival`). `None`
+    /// for the placeholder of a packet an AQM sent and the wire lost (`take_discarded` handed
+    /// it when it was sent).
+    pub fn pop_arrival(&mut self, now: Time) -> Option<Packet> {
+        let head = self
+            .pipe
             .pop_front()
-            .expect("link arrival without a packet in flight")
-            .packet
+            .expect("link arrival without a packet in flight");
+        self.serve(now);
+        if head.lost {
+            self.lost_in_pipe -= 1;
+            return None;
+        }
+        Some(head.packet)
     }
 
     /// Arrival time and event-order number of the head packet, if any.
@@ -208,10 +385,12 @@ impl Link {
 
     /// Counters as of `now`: packets admitted but not yet started are not counted as forwarded.
     pub fn stats_at(&mut self, now: Time) -> LinkStats {
+        self.serve(now);
         self.advance(now);
         let mut s = self.stats.clone();
         s.forwarded_packets -= self.waiting.len() as u64;
         s.forwarded_bytes -= self.waiting_bytes;
+        s.sojourn_total = s.sojourn_total.saturating_sub(self.waiting_sojourn);
         s
     }
 
@@ -219,9 +398,14 @@ impl Link {
         self.params.discipline.limit()
     }
 
-    /// Packets currently in flight on the wire (for conservation checks).
+    /// Packets on this link not yet delivered, dropped or lost (for conservation checks): in
+    /// flight on the wire, and held by an AQM.
     pub fn in_flight(&self) -> usize {
-        self.pipe.len()
+        let held = match &self.params.discipline {
+            Discipline::Aqm(q) => q.len() as usize,
+            _ => 0,
+        };
+        self.pipe.len() - self.lost_in_pipe + held
     }
 }
 
@@ -242,6 +426,7 @@ mod tests {
             rwnd_segments: 0,
             ts: Time::ZERO,
             sack: SackBlocks::default(),
+            ecn: Default::default(),
         }
     }
 

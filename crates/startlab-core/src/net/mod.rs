@@ -1,12 +1,14 @@
 //! The network: nodes, link directions, static routes, and builders for the papers' topologies.
 
+pub mod aqm;
 pub mod link;
 pub mod packet;
 pub mod queue;
+pub mod replay;
 pub mod topology;
 
 pub use link::{Admission, Link, LinkId, LinkParams, LinkStats};
-pub use packet::{FlowId, NodeId, Packet, PacketKind, SackBlocks};
+pub use packet::{Ecn, FlowId, NodeId, Packet, PacketKind, SackBlocks};
 pub use queue::{Discipline, DropTail, Limit, Red, RedParams};
 
 use crate::rng::{streams, Rng};

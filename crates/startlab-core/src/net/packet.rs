@@ -43,6 +43,46 @@ impl SackBlocks {
     }
 }
 
+/// The ECN field of the IP header (RFC 3168 §5), with the codepoints' values.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Ecn {
+    /// Not ECN-capable transport.
+    #[default]
+    NotEct = 0,
+    /// ECT(1) (the L4S identifier of RFC 9331).
+    Ect1 = 1,
+    /// ECT(0).
+    Ect0 = 2,
+    /// Congestion experienced.
+    Ce = 3,
+}
+
+impl Ecn {
+    /// The codepoint of the two low bits of an IPv4 TOS byte.
+    pub fn from_bits(bits: u8) -> Ecn {
+        match bits & 3 {
+            0 => Ecn::NotEct,
+            1 => Ecn::Ect1,
+            2 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+
+    /// Sets CE on an ECN-capable packet and says whether it did, as `INET_ECN_set_ce` does: a
+    /// Not-ECT packet cannot be marked, and one already CE is not marked again (an AQM then
+    /// drops it instead).
+    pub fn set_ce(&mut self) -> bool {
+        match self {
+            Ecn::Ect0 | Ecn::Ect1 => {
+                *self = Ecn::Ce;
+                true
+            }
+            Ecn::NotEct | Ecn::Ce => false,
+        }
+    }
+}
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Packet {
     pub flow: FlowId,
@@ -58,10 +98,29 @@ pub struct Packet {
     /// timestamp of the segment that advanced the receiver's window most recently.
     pub ts: Time,
     pub sack: SackBlocks,
+    /// The IP header's ECN field.
+    pub ecn: Ecn,
 }
 
 #[cfg(test)]
 mod tests {
+    use super::Ecn;
+
+    #[test]
+    fn set_ce_marks_only_ect() {
+        for (before, marked, after) in [
+            (Ecn::NotEct, false, Ecn::NotEct),
+            (Ecn::Ect0, true, Ecn::Ce),
+            (Ecn::Ect1, true, Ecn::Ce),
+            (Ecn::Ce, false, Ecn::Ce),
+        ] {
+            let mut e = before;
+            assert_eq!(e.set_ce(), marked);
+            assert_eq!(e, after);
+            assert_eq!(Ecn::from_bits(before as u8), before);
+        }
+    }
+
     #[test]
     fn a_packet_stays_small() {
         assert!(std::mem::size_of::<super::Packet>() <= 64);

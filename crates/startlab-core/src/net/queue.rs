@@ -1,9 +1,10 @@
-//! Queue disciplines: the drop decision of a FIFO output queue.
+//! Queue disciplines: the drop decision of a FIFO output queue, or an AQM.
 //!
-//! A discipline only decides whether an arriving packet is admitted; the link keeps the packets
-//! and computes when each leaves. Both disciplines are FIFO, which is what lets the link compute a
-//! packet's departure at the moment it is admitted (see `link.rs`).
+//! A FIFO discipline (drop-tail, RED) only decides whether an arriving packet is admitted; the
+//! link keeps the packets and computes when each leaves, at the moment it is admitted (see
+//! `link.rs`). An AQM (`aqm/`) keeps its packets and decides at dequeue.
 
+use super::aqm::Aqm;
 use crate::rng::Rng;
 use crate::time::{Duration, Time};
 
@@ -145,13 +146,16 @@ impl Red {
 pub enum Discipline {
     DropTail(DropTail),
     Red(Red),
+    Aqm(Aqm),
 }
 
 impl Discipline {
+    /// A FIFO discipline's admission decision (an AQM's link never asks).
     pub fn admit(&mut self, occ: &Occupancy, wire_bytes: u32, now: Time) -> bool {
         match self {
             Discipline::DropTail(q) => q.admit(occ, wire_bytes),
             Discipline::Red(q) => q.admit(occ, wire_bytes, now),
+            Discipline::Aqm(_) => unreachable!("an AQM decides in the link's enqueue"),
         }
     }
 
@@ -159,6 +163,7 @@ impl Discipline {
         match self {
             Discipline::DropTail(q) => q.limit,
             Discipline::Red(q) => q.params.limit,
+            Discipline::Aqm(q) => Limit::Packets(q.limit()),
         }
     }
 
@@ -166,6 +171,7 @@ impl Discipline {
         match self {
             Discipline::DropTail(_) => "droptail",
             Discipline::Red(_) => "red",
+            Discipline::Aqm(q) => q.name(),
         }
     }
 }

@@ -148,6 +148,62 @@ pub fn probability(p: f64, path: &str) -> Result<(), ScenarioError> {
     Ok(())
 }
 
+/// The fields of `written` that belong to no AQM are absent, and those of another AQM too.
+pub fn aqm_fields(written: &QueueSpec, path: &str) -> Result<(), ScenarioError> {
+    let kind = written.kind;
+    let (codel, fq, pie) = (
+        kind == QueueKind::Codel || kind == QueueKind::FqCodel,
+        kind == QueueKind::FqCodel,
+        kind == QueueKind::Pie,
+    );
+    for (f, set, allowed) in [
+        ("min_th", written.min_th.is_some(), false),
+        ("max_th", written.max_th.is_some(), false),
+        ("max_p", written.max_p.is_some(), false),
+        ("w_q", written.w_q.is_some(), false),
+        ("gentle", written.gentle.is_some(), false),
+        ("interval", written.interval.is_some(), codel),
+        ("ce_threshold", written.ce_threshold.is_some(), codel),
+        ("flows", written.flows.is_some(), fq),
+        ("quantum", written.quantum.is_some(), fq),
+        ("memory_limit", written.memory_limit.is_some(), fq),
+        ("drop_batch", written.drop_batch.is_some(), fq),
+        ("tupdate", written.tupdate.is_some(), pie),
+        ("alpha", written.alpha.is_some(), pie),
+        ("beta", written.beta.is_some(), pie),
+        ("bytemode", written.bytemode.is_some(), pie),
+        ("dq_rate_estimator", written.dq_rate_estimator.is_some(), pie),
+    ] {
+        if !allowed {
+            not_for(&format!("{path}.{f}"), set, kind.name())?;
+        }
+    }
+    Ok(())
+}
+
+/// The AQM fields, absent from a FIFO queue (at `path`).
+fn no_aqm_fields(written: &QueueSpec, path: &str) -> Result<(), ScenarioError> {
+    for (f, set) in [
+        ("target", written.target.is_some()),
+        ("interval", written.interval.is_some()),
+        ("ce_threshold", written.ce_threshold.is_some()),
+        ("ecn", written.ecn.is_some()),
+        ("mtu", written.mtu.is_some()),
+        ("flows", written.flows.is_some()),
+        ("quantum", written.quantum.is_some()),
+        ("memory_limit", written.memory_limit.is_some()),
+        ("drop_batch", written.drop_batch.is_some()),
+        ("tupdate", written.tupdate.is_some()),
+        ("alpha", written.alpha.is_some()),
+        ("beta", written.beta.is_some()),
+        ("bytemode", written.bytemode.is_some()),
+        ("dq_rate_estimator", written.dq_rate_estimator.is_some()),
+    ] {
+        not_for(&format!("{path}.{f}"), set, written.kind.name())?;
+    }
+    Ok(())
+}
+
 /// A queue (at `path`) as written and as filled: a drop-tail queue has none of RED's fields,
 /// RED's thresholds are in order and its probabilities in range.
 pub fn queue<L>(
@@ -156,7 +212,9 @@ pub fn queue<L>(
     path: &str,
 ) -> Result<(), ScenarioError> {
     match *filled {
+        FilledQueue::Codel { .. } | FilledQueue::FqCodel { .. } | FilledQueue::Pie { .. } => {}
         FilledQueue::DropTail { .. } => {
+            no_aqm_fields(written, path)?;
             for (f, set) in [
                 ("min_th", written.min_th.is_some()),
                 ("max_th", written.max_th.is_some()),
@@ -174,6 +232,7 @@ pub fn queue<L>(
             w_q,
             ..
         } => {
+            no_aqm_fields(written, path)?;
             if !(min >= 0.0 && min < max) {
                 return Err(err(format!("{path}.min_th"), format!("invalid thresholds min_th = {min}, max_th = {max}: expected 0 <= min_th < max_th")));
             }

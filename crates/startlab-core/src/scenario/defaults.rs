@@ -198,13 +198,8 @@ pub fn bottleneck_defaults() -> LinkSpec {
 
 fn droptail(limit: QueueLimit) -> QueueSpec {
     QueueSpec {
-        kind: QueueKind::Droptail,
         limit: Some(limit),
-        min_th: None,
-        max_th: None,
-        max_p: None,
-        w_q: None,
-        gentle: None,
+        ..QueueSpec::of(QueueKind::Droptail)
     }
 }
 
@@ -230,6 +225,35 @@ pub fn fill_queue(mut q: QueueSpec) -> QueueSpec {
             q.max_p = q.max_p.or(Some(0.1));
             q.w_q = q.w_q.or(Some(0.002));
             q.gentle = q.gentle.or(Some(true));
+        }
+        // Linux 6.18's defaults (sch_codel.c, sch_fq_codel.c, pie.h); the MTU is an Ethernet
+        // payload's, which a TUN device also has.
+        QueueKind::Codel | QueueKind::FqCodel => {
+            let fq = q.kind == QueueKind::FqCodel;
+            q.limit = q
+                .limit
+                .or(Some(QueueLimit::Packets(if fq { 10_240 } else { 1000 })));
+            q.target = q.target.or(Some(DurationText(Duration::from_millis(5))));
+            q.interval = q.interval.or(Some(DurationText(Duration::from_millis(100))));
+            q.ecn = q.ecn.or(Some(fq));
+            q.mtu = q.mtu.or(Some(1500));
+            if fq {
+                q.flows = q.flows.or(Some(1024));
+                q.quantum = q.quantum.or(Some(1514));
+                q.memory_limit = q.memory_limit.or(Some(32 << 20));
+                q.drop_batch = q.drop_batch.or(Some(64));
+            }
+        }
+        QueueKind::Pie => {
+            q.limit = q.limit.or(Some(QueueLimit::Packets(1000)));
+            q.target = q.target.or(Some(DurationText(Duration::from_millis(15))));
+            q.tupdate = q.tupdate.or(Some(DurationText(Duration::from_millis(15))));
+            q.alpha = q.alpha.or(Some(2));
+            q.beta = q.beta.or(Some(20));
+            q.ecn = q.ecn.or(Some(false));
+            q.bytemode = q.bytemode.or(Some(false));
+            q.dq_rate_estimator = q.dq_rate_estimator.or(Some(false));
+            q.mtu = q.mtu.or(Some(1500));
         }
     }
     q

@@ -10,6 +10,7 @@ use super::model::*;
 use super::units::{DurationText, Interval, Limitable, QueueLimit, RateText, SizeText, Window};
 use crate::cc::controller::ControllerFactory;
 use crate::measure::recorder::MeasureSpec;
+use crate::net::aqm::{CodelParams, FqCodelParams, PieParams};
 use crate::net::{Limit, NodeId};
 use crate::time::Duration;
 use crate::traffic::{OnOffDistribution, SizeDistribution};
@@ -180,6 +181,18 @@ pub enum FilledQueue<L = Limit> {
         w_q: f64,
         gentle: bool,
     },
+    Codel {
+        limit: L,
+        params: CodelParams,
+    },
+    FqCodel {
+        limit: L,
+        params: FqCodelParams,
+    },
+    Pie {
+        limit: L,
+        params: PieParams,
+    },
 }
 
 impl<L> FilledLink<L> {
@@ -206,7 +219,7 @@ impl FilledLink<QueueLimit> {
 }
 
 impl FilledQueue<QueueLimit> {
-    fn in_packets(self, bdp_packets: f64) -> FilledQueue {
+    pub fn in_packets(self, bdp_packets: f64) -> FilledQueue {
         let limit = |l: QueueLimit| match l {
             QueueLimit::Packets(p) => Limit::Packets(p),
             QueueLimit::Bytes(b) => Limit::Bytes(b),
@@ -229,6 +242,18 @@ impl FilledQueue<QueueLimit> {
                 w_q,
                 gentle,
             },
+            FilledQueue::Codel { limit: l, params } => FilledQueue::Codel {
+                limit: limit(l),
+                params,
+            },
+            FilledQueue::FqCodel { limit: l, params } => FilledQueue::FqCodel {
+                limit: limit(l),
+                params,
+            },
+            FilledQueue::Pie { limit: l, params } => FilledQueue::Pie {
+                limit: limit(l),
+                params,
+            },
         }
     }
 }
@@ -249,29 +274,40 @@ impl FilledLink {
     }
 }
 
-impl FilledQueue {
-    pub fn limit(&self) -> Limit {
+impl<L: Copy> FilledQueue<L> {
+    pub fn limit(&self) -> L {
         match *self {
-            FilledQueue::DropTail { limit } | FilledQueue::Red { limit, .. } => limit,
+            FilledQueue::DropTail { limit }
+            | FilledQueue::Red { limit, .. }
+            | FilledQueue::Codel { limit, .. }
+            | FilledQueue::FqCodel { limit, .. }
+            | FilledQueue::Pie { limit, .. } => limit,
         }
     }
+}
 
+impl FilledQueue {
     fn document(&self) -> QueueSpec {
         let limit = Some(match self.limit() {
             Limit::Packets(p) => QueueLimit::Packets(p),
             Limit::Bytes(b) => QueueLimit::Bytes(b),
         });
-        match *self {
+        let d = |d: Duration| Some(DurationText(d));
+        let codel = |kind, c: &CodelParams| QueueSpec {
+            limit,
+            target: d(c.target),
+            interval: d(c.interval),
+            ce_threshold: c.ce_threshold.and_then(d),
+            ecn: Some(c.ecn),
+            mtu: Some(c.mtu),
+            ..QueueSpec::of(kind)
+        };
+        match self {
             FilledQueue::DropTail { .. } => QueueSpec {
-                kind: QueueKind::Droptail,
                 limit,
-                min_th: None,
-                max_th: None,
-                max_p: None,
-                w_q: None,
-                gentle: None,
+                ..QueueSpec::of(QueueKind::Droptail)
             },
-            FilledQueue::Red {
+            &FilledQueue::Red {
                 min_th,
                 max_th,
                 max_p,
@@ -279,13 +315,33 @@ impl FilledQueue {
                 gentle,
                 ..
             } => QueueSpec {
-                kind: QueueKind::Red,
                 limit,
                 min_th: Some(min_th),
                 max_th: Some(max_th),
                 max_p: Some(max_p),
                 w_q: Some(w_q),
                 gentle: Some(gentle),
+                ..QueueSpec::of(QueueKind::Red)
+            },
+            FilledQueue::Codel { params, .. } => codel(QueueKind::Codel, params),
+            FilledQueue::FqCodel { params: p, .. } => QueueSpec {
+                flows: Some(p.flows),
+                quantum: Some(p.quantum),
+                memory_limit: Some(p.memory_limit as u64),
+                drop_batch: Some(p.drop_batch),
+                ..codel(QueueKind::FqCodel, &p.codel)
+            },
+            FilledQueue::Pie { params: p, .. } => QueueSpec {
+                limit,
+                target: d(p.target),
+                tupdate: d(p.tupdate),
+                alpha: Some(p.alpha),
+                beta: Some(p.beta),
+                ecn: Some(p.ecn),
+                bytemode: Some(p.bytemode),
+                dq_rate_estimator: Some(p.dq_rate_estimator),
+                mtu: Some(p.mtu),
+                ..QueueSpec::of(QueueKind::Pie)
             },
         }
     }

@@ -96,6 +96,22 @@ pub struct LinkSpec {
 pub enum QueueKind {
     Droptail,
     Red,
+    Codel,
+    #[serde(rename = "fq_codel", alias = "fq-codel")]
+    FqCodel,
+    Pie,
+}
+
+impl QueueKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            QueueKind::Droptail => "droptail",
+            QueueKind::Red => "red",
+            QueueKind::Codel => "codel",
+            QueueKind::FqCodel => "fq_codel",
+            QueueKind::Pie => "pie",
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -114,6 +130,76 @@ pub struct QueueSpec {
     pub w_q: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gentle: Option<bool>,
+    /// CoDel, FQ-CoDel, PIE: the target queueing delay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<DurationText>,
+    /// CoDel, FQ-CoDel: the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<DurationText>,
+    /// CoDel, FQ-CoDel: mark ECT packets whose sojourn exceeds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ce_threshold: Option<DurationText>,
+    /// CoDel, FQ-CoDel, PIE: mark ECT packets instead of dropping them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
+    /// CoDel, FQ-CoDel, PIE: the device's MTU as the qdisc sees it (bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u32>,
+    /// FQ-CoDel: buckets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows: Option<u32>,
+    /// FQ-CoDel: bytes per round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantum: Option<u32>,
+    /// FQ-CoDel: bytes of queued packets before it drops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<u64>,
+    /// FQ-CoDel: packets dropped at most per overflow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop_batch: Option<u32>,
+    /// PIE: the probability update interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tupdate: Option<DurationText>,
+    /// PIE: alpha and beta in sixteenths (Linux's `tc` units).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<u32>,
+    /// PIE: scale the probability by packet size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytemode: Option<bool>,
+    /// PIE: the delay from a departure-rate estimate instead of timestamps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dq_rate_estimator: Option<bool>,
+}
+
+impl QueueSpec {
+    /// A queue of `kind` with every field unset.
+    pub fn of(kind: QueueKind) -> Self {
+        QueueSpec {
+            kind,
+            limit: None,
+            min_th: None,
+            max_th: None,
+            max_p: None,
+            w_q: None,
+            gentle: None,
+            target: None,
+            interval: None,
+            ce_threshold: None,
+            ecn: None,
+            mtu: None,
+            flows: None,
+            quantum: None,
+            memory_limit: None,
+            drop_batch: None,
+            tupdate: None,
+            alpha: None,
+            beta: None,
+            bytemode: None,
+            dq_rate_estimator: None,
+        }
+    }
 }
 
 #[derive(Copy, Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]

@@ -8,10 +8,11 @@ use super::defaults::{
 use super::filled::*;
 use super::model::*;
 use super::resolved::Bdp;
-use super::units::QueueLimit;
+use super::units::{DurationText, QueueLimit};
 use super::{err, ScenarioError};
 use crate::net::topology::{self, DumbbellSpec, Duplex, ParkingLotSpec};
-use crate::net::{Discipline, DropTail, LinkParams, Network, Red, RedParams};
+use crate::net::aqm::{Aqm, Classifier, Codel, CodelParams, FqCodel, FqCodelParams, Pie, PieParams};
+use crate::net::{Discipline, DropTail, Limit, LinkParams, Network, Red, RedParams};
 use crate::rng::{streams, Rng};
 use crate::time::Duration;
 use crate::units::Rate;
@@ -96,6 +97,30 @@ fn fill_link(l: &LinkSpec, path: &str) -> Result<FilledLink<QueueLimit>, Scenari
     })
 }
 
+/// A queue given as a TOML inline table (`{ kind = "codel", target = "5ms" }`), with its
+/// defaults, checked, and its discipline for one link of `rate` (a packet-by-packet replay:
+/// FQ-CoDel classifies by flow number). A limit in BDPs has no meaning here and is refused.
+pub fn replay_discipline(text: &str, rate: Rate, seed: u64) -> Result<Discipline, ScenarioError> {
+    #[derive(serde::Deserialize)]
+    struct One {
+        queue: QueueSpec,
+    }
+    let one: One = toml::from_str(&format!("queue = {text}")).map_err(|e| {
+        err("queue", format!("invalid queue table {text}: {}", e.message()))
+    })?;
+    let filled = filled_queue(&one.queue, "queue")?;
+    if let QueueLimit::Bdp(_) = filled.limit() {
+        return Err(err("queue.limit", "a replay has no BDP: give the limit in packets or bytes"));
+    }
+    let filled = filled.in_packets(1.0);
+    let mut streams = QueueStreams { seed, next: 0 };
+    let mut d = streams.discipline(&filled, rate);
+    if let Discipline::Aqm(Aqm::FqCodel(q)) = &mut d {
+        q.classifier = Classifier::FlowNumber;
+    }
+    Ok(d)
+}
+
 /// A queue as written, with its defaults, checked.
 fn filled_queue(written: &QueueSpec, path: &str) -> Result<FilledQueue<QueueLimit>, ScenarioError> {
     let q = fill_queue(written.clone());
@@ -110,9 +135,127 @@ fn filled_queue(written: &QueueSpec, path: &str) -> Result<FilledQueue<QueueLimi
             w_q: q.w_q.unwrap_or(0.002),
             gentle: q.gentle.unwrap_or(true),
         },
+        QueueKind::Codel | QueueKind::FqCodel | QueueKind::Pie => {
+            check::aqm_fields(written, path)?;
+            aqm_queue(&q, limit, path)?
+        }
     };
     check::queue(written, &filled, path)?;
     Ok(filled)
+}
+
+/// An AQM's parameters, filled (`fill_queue` set every one), in Linux's ranges.
+fn aqm_queue(
+    q: &QueueSpec,
+    limit: QueueLimit,
+    path: &str,
+) -> Result<FilledQueue<QueueLimit>, ScenarioError> {
+    let kind = q.kind.name();
+    if let QueueLimit::Bytes(_) = limit {
+        return Err(err(
+            format!("{path}.limit"),
+            format!("{kind}'s limit counts packets, as Linux's qdisc does: write a number of packets or of BDPs"),
+        ));
+    }
+    let filled = |v: Option<DurationText>| v.expect("filled by fill_queue").0;
+    // tc takes these times as 32-bit microseconds.
+    let time = |v: Option<DurationText>, field: &str, zero_ok: bool| {
+        let d = filled(v);
+        let max = Duration::from_micros(u32::MAX as u64);
+        if (d.is_zero() && !zero_ok) || d > max {
+            Err(err(
+                format!("{path}.{field}"),
+                format!("invalid duration {d}: expected more than 0 and at most {max}"),
+            ))
+        } else {
+            Ok(d)
+        }
+    };
+    let mtu = q.mtu.expect("filled");
+    if !(68..=65_535).contains(&mtu) {
+        return Err(err(
+            format!("{path}.mtu"),
+            format!("invalid mtu {mtu}: expected 68 to 65535 bytes"),
+        ));
+    }
+    if q.kind == QueueKind::Pie {
+        for (field, v) in [("alpha", q.alpha), ("beta", q.beta)] {
+            let v = v.expect("filled");
+            if v > 32 {
+                return Err(err(
+                    format!("{path}.{field}"),
+                    format!("invalid value {v}: expected 0 to 32 (sixteenths, as tc takes them)"),
+                ));
+            }
+        }
+        return Ok(FilledQueue::Pie {
+            limit,
+            params: PieParams {
+                target: time(q.target, "target", false)?,
+                tupdate: time(q.tupdate, "tupdate", false)?,
+                alpha: q.alpha.expect("filled"),
+                beta: q.beta.expect("filled"),
+                ecn: q.ecn.expect("filled"),
+                bytemode: q.bytemode.expect("filled"),
+                dq_rate_estimator: q.dq_rate_estimator.expect("filled"),
+                mtu,
+            },
+        });
+    }
+    let codel = CodelParams {
+        target: time(q.target, "target", false)?,
+        interval: time(q.interval, "interval", false)?,
+        ce_threshold: match q.ce_threshold {
+            Some(_) => Some(time(q.ce_threshold, "ce_threshold", true)?),
+            None => None,
+        },
+        ecn: q.ecn.expect("filled"),
+        mtu,
+    };
+    if q.kind == QueueKind::Codel {
+        return Ok(FilledQueue::Codel {
+            limit,
+            params: codel,
+        });
+    }
+    let flows = q.flows.expect("filled");
+    if !(1..=65_536).contains(&flows) {
+        return Err(err(
+            format!("{path}.flows"),
+            format!("invalid value {flows}: expected 1 to 65536 buckets"),
+        ));
+    }
+    let quantum = q.quantum.expect("filled");
+    if !(256..=1 << 20).contains(&quantum) {
+        return Err(err(
+            format!("{path}.quantum"),
+            format!("invalid value {quantum}: expected 256 to 1048576 bytes (Linux raises smaller ones to 256)"),
+        ));
+    }
+    let memory_limit = q.memory_limit.expect("filled");
+    if !(1..=1 << 31).contains(&memory_limit) {
+        return Err(err(
+            format!("{path}.memory_limit"),
+            format!("invalid value {memory_limit}: expected 1 to 2147483648 bytes"),
+        ));
+    }
+    let drop_batch = q.drop_batch.expect("filled");
+    if drop_batch == 0 {
+        return Err(err(
+            format!("{path}.drop_batch"),
+            "invalid value 0: expected at least 1 packet",
+        ));
+    }
+    Ok(FilledQueue::FqCodel {
+        limit,
+        params: FqCodelParams {
+            codel,
+            flows,
+            quantum,
+            memory_limit: memory_limit as u32,
+            drop_batch,
+        },
+    })
 }
 
 /// A dumbbell's or parallel paths' pairs, each access link over `topology.access`.
@@ -318,30 +461,58 @@ impl QueueStreams {
     }
 
     fn discipline(&mut self, q: &FilledQueue, rate: Rate) -> Discipline {
-        match *q {
-            FilledQueue::DropTail { limit } => Discipline::DropTail(DropTail { limit }),
-            FilledQueue::Red {
+        match q {
+            &FilledQueue::DropTail { limit } => Discipline::DropTail(DropTail { limit }),
+            &FilledQueue::Red {
                 limit,
                 min_th,
                 max_th,
                 max_p,
                 w_q,
                 gentle,
-            } => {
-                self.next += 1;
-                Discipline::Red(Red::new(
-                    RedParams {
-                        limit,
-                        min_th,
-                        max_th,
-                        max_p,
-                        w_q,
-                        gentle,
-                    },
-                    rate.transmit_time(Self::TYPICAL_PACKET_BYTES),
-                    Rng::stream(self.seed, streams::QUEUE + self.next),
-                ))
+            } => Discipline::Red(Red::new(
+                RedParams {
+                    limit,
+                    min_th,
+                    max_th,
+                    max_p,
+                    w_q,
+                    gentle,
+                },
+                rate.transmit_time(Self::TYPICAL_PACKET_BYTES),
+                self.stream(),
+            )),
+            FilledQueue::Codel { limit, params } => {
+                Discipline::Aqm(Aqm::Codel(Codel::new(params.clone(), packets(*limit))))
             }
+            FilledQueue::FqCodel { limit, params } => {
+                // The hash perturbation, as the kernel draws one per qdisc.
+                let perturbation = self.stream().next_u64() as u32;
+                Discipline::Aqm(Aqm::FqCodel(Box::new(FqCodel::new(
+                    params.clone(),
+                    packets(*limit),
+                    Classifier::Hash { perturbation },
+                ))))
+            }
+            FilledQueue::Pie { limit, params } => Discipline::Aqm(Aqm::Pie(Pie::new(
+                params.clone(),
+                packets(*limit),
+                self.stream(),
+            ))),
         }
+    }
+
+    /// The next queue's random stream.
+    fn stream(&mut self) -> Rng {
+        self.next += 1;
+        Rng::stream(self.seed, streams::QUEUE + self.next)
+    }
+}
+
+/// An AQM's limit, which the scenario checks is in packets.
+fn packets(limit: Limit) -> u32 {
+    match limit {
+        Limit::Packets(p) => p,
+        Limit::Bytes(_) => unreachable!("an AQM's limit is checked to count packets"),
     }
 }

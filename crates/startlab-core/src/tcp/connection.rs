@@ -376,6 +376,7 @@ impl Connection {
             rwnd_segments: 0,
             ts: now,
             sack: SackBlocks::default(),
+            ecn: Default::default(),
         });
     }
 
@@ -403,6 +404,7 @@ impl Connection {
             rwnd_segments: 0,
             ts: Time::ZERO,
             sack: SackBlocks::default(),
+            ecn: Default::default(),
         }
     }
 }

@@ -290,6 +290,7 @@ impl TcpReceiver {
             rwnd_segments: self.cfg.receive_window,
             ts: Time::ZERO,
             sack: SackBlocks::default(),
+            ecn: Default::default(),
         }
     }
 }
@@ -310,6 +311,7 @@ mod tests {
             rwnd_segments: 0,
             ts: Time::ZERO,
             sack: SackBlocks::default(),
+            ecn: Default::default(),
         }
     }
 

@@ -119,6 +119,7 @@ impl UdpSource {
             rwnd_segments: 0,
             ts: Time::ZERO,
             sack: SackBlocks::default(),
+            ecn: Default::default(),
         });
         self.next_seq = self.next_seq.wrapping_add(1);
         self.sent_packets += 1;

@@ -50,6 +50,7 @@ pub(in crate::tcp) fn ack(seq: u32) -> Packet {
         rwnd_segments: u32::MAX,
         ts: Time::ZERO,
         sack: SackBlocks::default(),
+        ecn: Default::default(),
     }
 }
 
