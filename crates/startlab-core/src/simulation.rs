@@ -571,6 +571,7 @@ impl Simulation {
                         sender: &t.sender,
                         delivered_bytes: t.delivered_at_stop.unwrap_or(t.receiver.delivered_bytes),
                         drops,
+                        ce_marks: t.receiver.ce_marks,
                     },
                     &self.net,
                     end,

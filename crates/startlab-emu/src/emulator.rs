@@ -655,6 +655,8 @@ impl Side {
             ts: at,
             sack: SackBlocks::default(),
             ecn: Ecn::from_bits(bytes[1]),
+            ece: false,
+            cwr: false,
         };
         let shared = Arc::clone(&self.shared);
         let mut sh = lock(&shared);

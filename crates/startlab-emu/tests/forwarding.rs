@@ -320,6 +320,8 @@ fn replay(mut net: Network, times: &[i64]) -> Vec<(u64, u64)> {
                 ts: Time::ZERO,
                 sack: SackBlocks::default(),
                 ecn: Default::default(),
+                ece: false,
+                cwr: false,
             };
             link.enqueue(Time::from_nanos(t as u64), p, i as u64);
             (link.stats.drops, link.stats.losses)

@@ -95,6 +95,9 @@ pub struct HostTcp {
     pub quickack: bool,
     /// `net.ipv4.tcp_pacing_ss_ratio` and `_ca_ratio`, percent.
     pub pacing_ratios: (u32, u32),
+    /// `net.ipv4.tcp_ecn` = 1 (ask for ECN and accept it); otherwise Linux's 2 (accept it
+    /// only when asked), which, the other end not asking, leaves the connection without ECN.
+    pub ecn: bool,
 }
 
 impl HostTcp {
@@ -109,6 +112,7 @@ impl HostTcp {
         receive_window_bytes: None,
         quickack: false,
         pacing_ratios: (200, 120),
+        ecn: false,
     };
 }
 
@@ -775,6 +779,7 @@ fn host_tcp(at: &str, cfg: &TcpConfig) -> Result<HostTcp, ScenarioError> {
             .then(|| cfg.receive_window as u64 * cfg.mss_bytes as u64),
         quickack: !cfg.delayed_ack,
         pacing_ratios: ((ss * 100.0).round() as u32, (ca * 100.0).round() as u32),
+        ecn: cfg.ecn,
     })
 }
 

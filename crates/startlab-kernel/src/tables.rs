@@ -216,6 +216,9 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
             noncongestion_losses: None,
             completion_ns: o.completed_ns.map(|t| since(t, opened)),
             min_rtt_ns: (o.info.min_rtt > 0).then_some(o.info.min_rtt as i64 * 1000),
+            // tcp_info counts neither the CE marks a receiver saw nor the sender's ECN reductions.
+            ce_marks: None,
+            ecn_reductions: None,
         });
     }
     rows.sort_by_key(|r| r.flow);

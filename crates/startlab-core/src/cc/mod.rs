@@ -117,6 +117,8 @@ pub enum ExitReason {
     Loss,
     /// A retransmission timeout.
     Timeout,
+    /// An ECN echo (RFC 3168 §6.1.2): the window reduction for a CE mark.
+    Ecn,
     /// A start-up algorithm's detector (for example `"hystart-delay"`).
     Detector(&'static str),
 }
@@ -127,6 +129,7 @@ impl fmt::Display for ExitReason {
             ExitReason::Threshold => write!(f, "threshold"),
             ExitReason::Loss => write!(f, "loss"),
             ExitReason::Timeout => write!(f, "timeout"),
+            ExitReason::Ecn => write!(f, "ecn"),
             ExitReason::Detector(name) => write!(f, "{name}"),
         }
     }

@@ -122,6 +122,10 @@ table! {
         completion_ns: Option<i64> = "ns",
         /// Smallest RTT sample of the connection; null without a sample, and for UDP.
         min_rtt_ns: Option<i64> = "ns",
+        /// Data segments that reached the receiver marked CE; null for UDP and where a world cannot count them.
+        ce_marks: Option<u64> = "packets",
+        /// Window reductions for an ECN echo; null for UDP and where a world cannot count them.
+        ecn_reductions: Option<u64> = "",
     }
 }
 

@@ -252,6 +252,8 @@ pub struct TcpFlowFacts<'a> {
     /// Bytes delivered in order (at the close, if the application closed the connection).
     pub delivered_bytes: u64,
     pub drops: u64,
+    /// Data segments the receiver got marked CE.
+    pub ce_marks: u64,
 }
 
 /// The flows-table row of a TCP flow at `end`.
@@ -293,6 +295,8 @@ pub fn tcp_summary(f: TcpFlowFacts<'_>, net: &Network, end: Time) -> FlowSummary
             .completed_at()
             .map(|c| (c - s.start_time()).as_nanos() as i64),
         min_rtt_ns: s.tcb().min_rtt.map(|d| d.as_nanos() as i64),
+        ce_marks: Some(f.ce_marks),
+        ecn_reductions: Some(s.stats().ecn_reductions),
     }
 }
 
@@ -334,6 +338,8 @@ pub fn udp_summary(
         noncongestion_losses: None,
         completion_ns: None,
         min_rtt_ns: None,
+        ce_marks: None,
+        ecn_reductions: None,
     }
 }
 

@@ -427,6 +427,8 @@ mod tests {
             ts: Time::ZERO,
             sack: SackBlocks::default(),
             ecn: Default::default(),
+            ece: false,
+            cwr: false,
         }
     }
 

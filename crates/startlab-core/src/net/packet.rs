@@ -100,6 +100,10 @@ pub struct Packet {
     pub sack: SackBlocks,
     /// The IP header's ECN field.
     pub ecn: Ecn,
+    /// TCP's ECN-Echo flag (an ACK reporting CE, RFC 3168 §6.1.3).
+    pub ece: bool,
+    /// TCP's Congestion Window Reduced flag (the sender reacted to ECE).
+    pub cwr: bool,
 }
 
 #[cfg(test)]

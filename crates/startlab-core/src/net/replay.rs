@@ -112,6 +112,8 @@ pub fn replay(discipline: Discipline, rate: Rate, arrivals: &[ReplayArrival]) ->
             ts: a.time,
             sack: SackBlocks::default(),
             ecn: a.ecn,
+            ece: false,
+            cwr: false,
         };
         if let Admission::Dropped = link.enqueue(a.time, packet, id as u64) {
             decisions[id] = Some(Decision {

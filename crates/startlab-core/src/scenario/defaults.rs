@@ -50,6 +50,7 @@ fn ns2_tcp() -> FilledTcp {
         handshake: c.handshake,
         undo: c.undo,
         dsack: c.dsack,
+        ecn: c.ecn,
         frto: c.frto,
         pacing: PacingText::None,
         pacing_ss_ratio: 2.0,
@@ -91,6 +92,8 @@ fn linux_tcp(hz: Option<u32>) -> FilledTcp {
         undo: true,
         // net.ipv4.tcp_dsack = 1, net.ipv4.tcp_frto = 2
         dsack: true,
+        // net.ipv4.tcp_ecn = 2: a Linux host accepts ECN but does not ask for it.
+        ecn: false,
         frto: true,
         // Unpaced unless the controller asks (a host without fq).
         pacing: PacingText::None,

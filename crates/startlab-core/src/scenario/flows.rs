@@ -594,6 +594,7 @@ pub fn tcp_config(t: &FilledTcp, default_recovery: &str) -> TcpConfig {
         handshake: t.handshake,
         undo: t.undo,
         dsack: t.dsack,
+        ecn: t.ecn,
         frto: t.frto,
         pacing: match t.pacing {
             PacingText::None => Pacing::ByController,

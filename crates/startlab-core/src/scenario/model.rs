@@ -286,6 +286,9 @@ pub struct TcpSpec {
     /// D-SACK (RFC 2883): the receiver reports duplicates; the Linux recovery undoes from them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dsack: Option<bool>,
+    /// ECN (RFC 3168): data is ECT(0), the receiver echoes CE, the sender reduces once a window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
     /// F-RTO (RFC 5682) after a timeout; the Linux recovery only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frto: Option<bool>,

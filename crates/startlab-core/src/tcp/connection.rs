@@ -15,7 +15,7 @@ use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, SegState};
 use super::{FlowSize, Outbox, Pacing, Stack, TcpConfig};
 use crate::cc::{Ack, CaState, CongestionControl, ExitReason, Tcb};
-use crate::net::{FlowId, NodeId, Packet, PacketKind, SackBlocks};
+use crate::net::{Ecn, FlowId, NodeId, Packet, PacketKind, SackBlocks};
 use crate::time::{Duration, Time};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -36,6 +36,8 @@ pub struct SenderStats {
     pub fast_recoveries: u64,
     /// Window reductions undone because the retransmission was spurious.
     pub undos: u64,
+    /// Window reductions for an ECN echo.
+    pub ecn_reductions: u64,
 }
 
 /// The end of the first slow start.
@@ -97,6 +99,8 @@ pub(in crate::tcp) struct Connection {
     pub ss_exit: Option<SlowStartExit>,
     /// Set when the segments acked by the last ACK included retransmissions (for tests / traces).
     pub last_rtt_sample: Option<Duration>,
+    /// The next new segment carries CWR (Linux `TCP_ECN_QUEUE_CWR`).
+    pub ecn_queue_cwr: bool,
 }
 
 impl Connection {
@@ -376,7 +380,15 @@ impl Connection {
             rwnd_segments: 0,
             ts: now,
             sack: SackBlocks::default(),
-            ecn: Default::default(),
+            // RFC 3168 §6.1.5 (tcp_ecn_send): new data is ECT(0), retransmissions are not; CWR
+            // goes on the first new segment after a reduction.
+            ecn: if self.cfg.ecn && new_data {
+                Ecn::Ect0
+            } else {
+                Ecn::NotEct
+            },
+            ece: false,
+            cwr: self.cfg.ecn && new_data && std::mem::take(&mut self.ecn_queue_cwr),
         });
     }
 
@@ -405,6 +417,8 @@ impl Connection {
             ts: Time::ZERO,
             sack: SackBlocks::default(),
             ecn: Default::default(),
+            ece: false,
+            cwr: false,
         }
     }
 }

@@ -154,6 +154,11 @@ pub struct TcpConfig {
     /// `tcp_dsack_set`); the Linux stack (`Stack::Linux`) undoes a reduction whose
     /// retransmissions were all D-SACKed (`tcp_try_undo_dsack`).
     pub dsack: bool,
+    /// ECN (RFC 3168), negotiated by both ends: new data is sent ECT(0); the receiver sets ECE
+    /// on its ACKs from a CE mark until a segment with CWR; the sender reduces its window once
+    /// per window of data on ECE (the ns-2 stack as `TcpAgent::ecn`, the Linux stack entering
+    /// CWR as `tcp_enter_cwr`) and sets CWR on its next new segment.
+    pub ecn: bool,
     /// F-RTO after a retransmission timeout (RFC 5682 §3.1 with SACK, as Linux's
     /// `tcp_process_loss`); the Linux stack only.
     pub frto: bool,
@@ -186,6 +191,7 @@ impl Default for TcpConfig {
             handshake: false,
             undo: false,
             dsack: false,
+            ecn: false,
             frto: false,
             pacing: Pacing::ByController,
             ack_policy: AckPolicy::Rfc5681,

@@ -4,7 +4,7 @@
 use super::intervals::IntervalSet;
 use super::linux::acks::{AckAction, Arrival, LinuxAcks};
 use super::{AckPolicy, FlowSize, Outbox, TcpConfig};
-use crate::net::{FlowId, NodeId, Packet, PacketKind, SackBlocks};
+use crate::net::{Ecn, FlowId, NodeId, Packet, PacketKind, SackBlocks};
 use crate::time::Time;
 
 #[derive(Debug)]
@@ -38,6 +38,10 @@ pub struct TcpReceiver {
     last_ack_sent: u32,
     /// Payload bytes delivered in order to the application.
     pub delivered_bytes: u64,
+    /// ECN: a CE mark is echoed (ECE) until a segment with CWR (`TCP_ECN_DEMAND_CWR`).
+    ecn_demand_cwr: bool,
+    /// Data segments that arrived with CE.
+    pub ce_marks: u64,
     /// When the last byte of a finite flow arrived.
     pub completed_at: Option<Time>,
     pub acks_sent: u64,
@@ -66,6 +70,8 @@ impl TcpReceiver {
             ts_recent: Time::ZERO,
             last_ack_sent: 0,
             delivered_bytes: 0,
+            ecn_demand_cwr: false,
+            ce_marks: 0,
             completed_at: None,
             acks_sent: 0,
         }
@@ -90,6 +96,9 @@ impl TcpReceiver {
                 // that advanced the window (or of a retransmission of old data).
                 if pkt.ts >= self.ts_recent && pkt.seq <= self.last_ack_sent {
                     self.ts_recent = pkt.ts;
+                }
+                if self.cfg.ecn {
+                    self.on_ecn(pkt);
                 }
                 self.on_data(now, pkt.seq, out)
             }
@@ -191,6 +200,24 @@ impl TcpReceiver {
         }
     }
 
+    /// RFC 3168 §6.1.3 (`tcp_ecn_accept_cwr`, then `tcp_data_ecn_check`): CWR ends the echo; a
+    /// CE mark starts it, and on the Linux receiver the next two segments are acknowledged at
+    /// once ("sender can have a very low cwnd": `tcp_enter_quickack_mode(sk, 2)`).
+    fn on_ecn(&mut self, pkt: &Packet) {
+        if pkt.cwr {
+            self.ecn_demand_cwr = false;
+        }
+        if pkt.ecn == Ecn::Ce {
+            self.ce_marks += 1;
+            if !self.ecn_demand_cwr {
+                self.ecn_demand_cwr = true;
+                if let Some(l) = self.linux.as_mut() {
+                    l.enter_quickack_mode(2);
+                }
+            }
+        }
+    }
+
     /// RFC 2883 §4 (Linux `tcp_data_queue`, `tcp_data_queue_ofo`): a segment received before,
     /// below `rcv_nxt` or already held out of order, is reported in a D-SACK block.
     fn note_duplicate(&mut self, seq: u32) {
@@ -232,6 +259,7 @@ impl TcpReceiver {
         self.compress_deadline = None;
         let mut ack = self.control(PacketKind::Ack);
         ack.seq = self.rcv_nxt;
+        ack.ece = self.ecn_demand_cwr;
         let rcv_nxt_bytes = self.rcv_nxt as u64 * self.cfg.mss_bytes as u64;
         if let Some(l) = self.linux.as_mut() {
             let w = l.on_ack_sent(rcv_nxt_bytes, true);
@@ -291,6 +319,8 @@ impl TcpReceiver {
             ts: Time::ZERO,
             sack: SackBlocks::default(),
             ecn: Default::default(),
+            ece: false,
+            cwr: false,
         }
     }
 }
@@ -312,6 +342,8 @@ mod tests {
             ts: Time::ZERO,
             sack: SackBlocks::default(),
             ecn: Default::default(),
+            ece: false,
+            cwr: false,
         }
     }
 
@@ -435,5 +467,82 @@ mod tests {
         // The segment filling the hole does.
         r.on_packet(Time::ZERO, &at(2, 50), &mut out);
         assert_eq!(out.packets.last().unwrap().ts, Time::from_nanos(50));
+    }
+}
+
+#[cfg(test)]
+mod ecn_tests {
+    use super::*;
+    use crate::tcp::Stack;
+
+    fn data(seq: u32, ecn: Ecn, cwr: bool) -> Packet {
+        Packet {
+            flow: 0,
+            src: 0,
+            dst: 1,
+            wire_bytes: 1040,
+            kind: PacketKind::Data,
+            seq,
+            rwnd_segments: 0,
+            ts: Time::ZERO,
+            sack: SackBlocks::default(),
+            ecn,
+            ece: false,
+            cwr,
+        }
+    }
+
+    fn receiver(linux: bool) -> TcpReceiver {
+        let cfg = TcpConfig {
+            ecn: true,
+            delayed_ack: true,
+            stack: if linux { Stack::Linux } else { TcpConfig::default().stack },
+            ack_policy: if linux {
+                AckPolicy::Linux(Default::default())
+            } else {
+                AckPolicy::Rfc5681
+            },
+            ..TcpConfig::default()
+        };
+        TcpReceiver::new(0, 1, 0, cfg, FlowSize::UNLIMITED)
+    }
+
+    #[test]
+    fn a_ce_mark_is_echoed_until_cwr() {
+        for linux in [false, true] {
+            let mut r = receiver(linux);
+            let mut out = Outbox::default();
+            let t = Time::ZERO;
+            r.on_packet(t, &data(0, Ecn::Ect0, false), &mut out);
+            r.on_packet(t, &data(1, Ecn::Ce, false), &mut out);
+            r.on_packet(t, &data(2, Ecn::Ect0, false), &mut out);
+            r.on_packet(t, &data(3, Ecn::Ect0, false), &mut out);
+            r.on_timer(Time::from_nanos(1_000_000_000), &mut out);
+            let echoes: Vec<bool> = out.packets.iter().map(|p| p.ece).collect();
+            assert!(!echoes.is_empty());
+            // Every ACK after the mark echoes it (the first may precede the mark).
+            assert!(echoes.iter().skip(1).all(|&e| e), "linux {linux}: {echoes:?}");
+            out.packets.clear();
+            // CWR ends the echo; CE on that same segment would start it again.
+            r.on_packet(t, &data(4, Ecn::Ect0, true), &mut out);
+            r.on_packet(t, &data(5, Ecn::Ect0, false), &mut out);
+            r.on_timer(Time::from_nanos(2_000_000_000), &mut out);
+            assert!(out.packets.iter().all(|p| !p.ece), "linux {linux}");
+            assert_eq!(r.ce_marks, 1);
+        }
+    }
+
+    #[test]
+    fn the_linux_receiver_acknowledges_at_once_after_a_mark() {
+        let mut r = receiver(true);
+        let mut out = Outbox::default();
+        // Past the initial quick-ACK mode: many in-order segments with a delayed ACK pending.
+        for s in 0..200 {
+            r.on_packet(Time::from_nanos(s as u64 * 1_000_000), &data(s, Ecn::Ect0, false), &mut out);
+        }
+        out.packets.clear();
+        r.on_packet(Time::from_nanos(300_000_000), &data(200, Ecn::Ce, false), &mut out);
+        assert_eq!(out.packets.len(), 1, "tcp_enter_quickack_mode: ACK the marked segment now");
+        assert!(out.packets[0].ece);
     }
 }

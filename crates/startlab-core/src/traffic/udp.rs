@@ -120,6 +120,8 @@ impl UdpSource {
             ts: Time::ZERO,
             sack: SackBlocks::default(),
             ecn: Default::default(),
+            ece: false,
+            cwr: false,
         });
         self.next_seq = self.next_seq.wrapping_add(1);
         self.sent_packets += 1;

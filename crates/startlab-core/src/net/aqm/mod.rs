@@ -140,6 +140,8 @@ pub(crate) mod tests {
                 ts: enqueued,
                 sack: SackBlocks::default(),
                 ecn,
+                ece: false,
+                cwr: false,
             },
             seq: 0,
             enqueued,

@@ -195,6 +195,15 @@ impl LinuxAcks {
         self.quick = self.quick.max(q);
     }
 
+    /// `tcp_enter_quickack_mode`: up to `max` segments acknowledged at once, the ACK timeout at
+    /// its minimum.
+    pub fn enter_quickack_mode(&mut self, max: u32) {
+        let q = (self.rcv_wnd / (2 * self.mss)) as u32;
+        let q = if q == 0 { 2 } else { q }.min(max);
+        self.quick = self.quick.max(q);
+        self.ato = Some(jiffies(self.p.hz, self.p.hz as u64 / 25));
+    }
+
     /// `tcp_grow_window`: room under the buffer's window grows rcv_ssthresh by two segments and
     /// asks for a quick ACK.
     fn grow_window(&mut self) {

@@ -163,13 +163,19 @@ impl LinuxRecovery {
             dsack_tlp: dup_segs == 1 && self.tlp_high_seq == Some(dsack_end),
             dupack: !advanced && !window_update && dup_segs == 0,
             ecr: pkt.ts,
+            ece: c.cfg.ecn && pkt.ece,
         };
         self.process_tlp_ack(c, now, ack, &flags);
 
         // tcp_ack_is_dubious: a duplicate, new SACK or D-SACK information, or not Open.
         let mut newly_lost = 0;
         let mut rexmit = Rexmit::Lost;
-        if !advanced || sacked > 0 || flags.dsack || c.tcb.ca_state != CaState::Open {
+        if !advanced
+            || sacked > 0
+            || flags.dsack
+            || flags.ece
+            || c.tcb.ca_state != CaState::Open
+        {
             if delivered == 0 && !advanced {
                 c.cc.cwnd_event(&mut c.tcb, CwndEvent::DupAck, now);
             }
@@ -280,7 +286,7 @@ impl LinuxRecovery {
         let (lost, _) = self.identify_loss(c, now);
         // tcp_time_to_recover: loss detection marked something lost.
         if c.board.lost_out == 0 {
-            self.try_to_open(c, now);
+            self.try_to_open(c, now, f.ece);
             return (lost, Rexmit::Lost);
         }
         self.enter_recovery(c, now);
@@ -322,13 +328,29 @@ impl LinuxRecovery {
         }
     }
 
-    /// `tcp_try_to_open`: CWR is kept; otherwise `tcp_try_keep_open`.
-    fn try_to_open(&mut self, c: &mut Connection, now: Time) {
+    /// `tcp_try_to_open`: an ECN echo enters CWR; CWR is kept; otherwise `tcp_try_keep_open`.
+    fn try_to_open(&mut self, c: &mut Connection, now: Time, ece: bool) {
         if !any_retrans_done(c) {
             self.undo.retrans_stamp = None;
         }
+        if ece {
+            self.enter_cwr(c, now);
+        }
         if c.tcb.ca_state != CaState::Cwr {
             self.try_keep_open(c, now);
+        }
+    }
+
+    /// `tcp_enter_cwr`: a window reduction by PRR without a loss (an ECN echo), once per
+    /// window of data: not again before `high_seq` is acknowledged.
+    fn enter_cwr(&mut self, c: &mut Connection, now: Time) {
+        self.undo.prior_ssthresh = 0.0;
+        if matches!(c.tcb.ca_state, CaState::Open | CaState::Disorder) {
+            c.note_slow_start_exit(now, ExitReason::Ecn);
+            c.stats.ecn_reductions += 1;
+            self.undo.marker = None;
+            self.init_cwnd_reduction(c, now);
+            c.set_ca_state(CaState::Cwr, now);
         }
     }
 
@@ -340,6 +362,8 @@ impl LinuxRecovery {
         self.prr_delivered = 0;
         self.prr_out = 0;
         c.tcb.ssthresh = c.cc.ssthresh(&mut c.tcb, now);
+        // tcp_ecn_queue_cwr: every reduction tells an ECN receiver to stop echoing.
+        c.ecn_queue_cwr = true;
     }
 
     /// `tcp_end_cwnd_reduction`: cwnd = ssthresh in CWR, or in Recovery unless it was undone

@@ -49,6 +49,8 @@ pub(super) struct AckFlags {
     pub dupack: bool,
     /// The echoed timestamp (`rcv_tsecr`).
     pub ecr: Time,
+    /// An ECN echo on a connection that negotiated ECN (`FLAG_ECE`).
+    pub ece: bool,
 }
 
 /// What `tcp_process_loss` asks to send (`REXMIT_*`).

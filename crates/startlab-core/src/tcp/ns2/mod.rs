@@ -130,9 +130,13 @@ impl Ns2Recovery {
                 }
             }
         }
+        // ECN (ns-2 `TcpAgent::ecn`, RFC 3168 §6.1.2): an echo for data sent after the last
+        // reduction halves the window once per window, and this ACK does not grow it.
+        let ecn_reduced = c.cfg.ecn && pkt.ece && ack > self.recover && self.ecn_reduce(c, now);
         let acked = ack - una_before;
         if acked > 0 {
-            self.on_new_data_acked(c, now, acked, delivered, cong_controlled, out);
+            let hold = cong_controlled || ecn_reduced;
+            self.on_new_data_acked(c, now, acked, delivered, hold, out);
         } else if c.packets_out() > 0 {
             if delivered == 0 {
                 c.cc.cwnd_event(&mut c.tcb, CwndEvent::DupAck, now);
@@ -285,6 +289,24 @@ impl Ns2Recovery {
         c.set_ca_state(CaState::Open, now);
     }
 
+    /// The reduction for an ECN echo outside recovery: ssthresh from the controller, cwnd down
+    /// to it, CWR on the next new segment (ns-2 `slowdown(CLOSE_CWND_HALF |
+    /// CLOSE_SSTHRESH_HALF)` with the controller's ssthresh). Returns whether it reduced.
+    fn ecn_reduce(&mut self, c: &mut Connection, now: Time) -> bool {
+        if !matches!(c.tcb.ca_state, CaState::Open | CaState::Disorder) {
+            return false;
+        }
+        c.note_slow_start_exit(now, ExitReason::Ecn);
+        c.stats.ecn_reductions += 1;
+        self.recover = c.tcb.high_tx;
+        c.tcb.ssthresh = c.cc.ssthresh(&mut c.tcb, now);
+        if !c.owns_cwnd {
+            c.tcb.cwnd = c.tcb.ssthresh.max(1.0);
+        }
+        c.ecn_queue_cwr = true;
+        true
+    }
+
     /// Fast retransmit and the start of fast recovery (RFC 5681 §3.2 steps 2-3, RFC 6675 §5
     /// step 4).
     fn enter_recovery(&mut self, c: &mut Connection, now: Time, out: &mut Outbox) {
@@ -294,6 +316,8 @@ impl Ns2Recovery {
         c.tcb.ssthresh = c.cc.ssthresh(&mut c.tcb, now);
         self.recover = c.tcb.high_tx;
         self.partial_ack_seen = false;
+        // ns-2 sets cong_action on every reduction: the next segment carries CWR.
+        c.ecn_queue_cwr = true;
         c.set_ca_state(CaState::Recovery, now);
         c.board.mark_lost(c.tcb.snd_una, c.tcb.snd_una);
         // A controller with cong_control keeps cwnd its own business in recovery.

@@ -86,6 +86,7 @@ impl TcpSender {
                 stopped_at: None,
                 ss_exit: None,
                 last_rtt_sample: None,
+                ecn_queue_cwr: false,
                 cfg,
             },
             stack,

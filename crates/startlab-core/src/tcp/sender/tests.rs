@@ -51,6 +51,8 @@ pub(in crate::tcp) fn ack(seq: u32) -> Packet {
         ts: Time::ZERO,
         sack: SackBlocks::default(),
         ecn: Default::default(),
+        ece: false,
+        cwr: false,
     }
 }
 
@@ -155,4 +157,90 @@ pub(in crate::tcp) fn sack_ack(seq: u32, block: (u32, u32)) -> Packet {
 
 pub(in crate::tcp) fn with_ts(p: Packet, ts: Time) -> Packet {
     Packet { ts, ..p }
+}
+
+// ----- ECN (RFC 3168) ----------------------------------------------------------------------
+
+fn ecn_ack(seq: u32) -> Packet {
+    Packet {
+        ece: true,
+        ..ack(seq)
+    }
+}
+
+/// A sender of 10 segments with ECN on the given stack, its first window sent.
+fn ecn_sender(linux: bool) -> (TcpSender, Outbox) {
+    let mut cfg = TcpConfig {
+        initial_window: 10,
+        sack: true,
+        ecn: true,
+        ..TcpConfig::default()
+    };
+    if linux {
+        cfg.stack = crate::tcp::Stack::Linux;
+        cfg.loss_detection = crate::tcp::LossDetection::Rack { tlp: false };
+        cfg.rto_algorithm = crate::tcp::RtoAlgorithm::Linux;
+    }
+    let mut s = reno_sender(cfg, FlowSize::UNLIMITED);
+    let mut out = Outbox::default();
+    s.start(Time::ZERO, &mut out);
+    (s, out)
+}
+
+#[test]
+fn new_data_is_ect_and_retransmissions_are_not() {
+    for linux in [false, true] {
+        let (_, out) = ecn_sender(linux);
+        assert!(out.packets.iter().all(|p| p.ecn == crate::net::Ecn::Ect0 && !p.cwr));
+    }
+    let (mut s, mut out) = ecn_sender(false);
+    out.packets.clear();
+    for k in 0..3 {
+        s.on_packet(ms(100 + k), &ack(0), &mut out);
+    }
+    assert_eq!(out.packets[0].seq, 0, "the fast retransmit");
+    assert_eq!(out.packets[0].ecn, crate::net::Ecn::NotEct);
+}
+
+#[test]
+fn an_echo_halves_the_window_once_per_window_and_the_next_new_segment_carries_cwr() {
+    for linux in [false, true] {
+        let (mut s, mut out) = ecn_sender(linux);
+        out.packets.clear();
+        // ACK of segment 0 with ECE: the controller's ssthresh, here Reno's half of the
+        // FlightSize after this ACK (RFC 5681 eq. 4: 9 / 2).
+        s.on_packet(ms(100), &ecn_ack(1), &mut out);
+        assert_eq!(s.conn.stats.ecn_reductions, 1, "linux {linux}");
+        assert_eq!(s.conn.tcb.ssthresh, 4.5, "linux {linux}");
+        assert_eq!(s.ss_exit().map(|e| e.reason), Some(crate::cc::ExitReason::Ecn));
+        // More echoes for data sent before the reduction: no second reduction.
+        for k in 2..10 {
+            s.on_packet(ms(100 + k as u64), &ecn_ack(k), &mut out);
+        }
+        assert_eq!(s.conn.stats.ecn_reductions, 1, "linux {linux}");
+        let first_new = out.packets.iter().find(|p| p.seq >= 10).expect("new data");
+        assert!(first_new.cwr, "linux {linux}");
+        assert_eq!(out.packets.iter().filter(|p| p.cwr).count(), 1);
+        // An echo acknowledging data sent after the reduction reduces again.
+        let high = s.conn.tcb.high_tx;
+        s.on_packet(ms(300), &ecn_ack(high), &mut out);
+        assert_eq!(s.conn.stats.ecn_reductions, 2, "linux {linux}");
+    }
+}
+
+#[test]
+fn without_ecn_an_echo_is_ignored() {
+    let mut s = reno_sender(
+        TcpConfig {
+            initial_window: 10,
+            ..TcpConfig::default()
+        },
+        FlowSize::UNLIMITED,
+    );
+    let mut out = Outbox::default();
+    s.start(Time::ZERO, &mut out);
+    assert!(out.packets.iter().all(|p| p.ecn == crate::net::Ecn::NotEct));
+    s.on_packet(ms(100), &ecn_ack(1), &mut out);
+    assert_eq!(s.conn.stats.ecn_reductions, 0);
+    assert!(s.conn.tcb.cwnd > 10.0);
 }
