@@ -8,6 +8,8 @@
 #   make kernel-linux  the simulator's Linux stack beside Linux on 26 paths, 3 runs each, and its table (root; ~32 min)
 #   make kernel-bbr    BBR beside Linux's bbr on 16 paths, 3 runs each, and its table (root; ~25 min)
 #   make kernel-bbr3   BBRv3's eBPF port in the kernel beside its model on 8 paths (root; ~10 min)
+#   make kernel-aqm    CoDel, FQ-CoDel and PIE bottlenecks in both worlds on 12 paths (root; ~12 min)
+#   make validate-aqm  the AQMs against ns-3's, packet by packet on replayed arrivals (docs/aqm.md)
 #   make bpf        the eBPF controllers' object alone, into $(BPF_OBJECT) (out/bpf/startlab.bpf.o);
 #                   STARTLAB_BPF_OBJECT=that-file makes startlab use it without a rebuild
 #   make lint       rustfmt, clippy (warnings are errors), ruff and mypy
@@ -124,6 +126,12 @@ kernel-bbr3: setup
 	$(BIN)/startlab sweep examples/sweeps/kernel-bbr3.toml -o out/kernel-bbr3
 	$(BIN)/python -m startlab.validation out/kernel-bbr3 --targets bbr --describe examples/sweeps/kernel-bbr3.toml
 
+.PHONY: kernel-aqm
+kernel-aqm: setup
+	rm -rf out/kernel-aqm
+	$(BIN)/startlab sweep examples/sweeps/kernel-aqm.toml -o out/kernel-aqm
+	$(BIN)/python -m startlab.validation out/kernel-aqm --targets aqm --describe examples/sweeps/kernel-aqm.toml
+
 .PHONY: kernel-accuracy
 kernel-accuracy: setup
 	$(BIN)/startlab kernel accuracy -o out/kernel-accuracy.json
@@ -171,6 +179,11 @@ bench-ns3: $(NS3_VENV)/.installed
 	cargo build --release -p startlab-bench
 	$(NS3_VENV)/bin/python bench/ns3/compare.py --startlab $(STARTLAB_BENCH) --reps $(REPS) \
 		--scenarios $(NS3_SCENARIOS) --json $(NS3_VENV)/last-run.json
+
+.PHONY: validate-aqm
+validate-aqm: $(NS3_VENV)/.installed
+	cargo build --release -p startlab-bench
+	$(NS3_VENV)/bin/python bench/ns3/aqm_replay.py compare --startlab $(STARTLAB_BENCH) --json $(NS3_VENV)/aqm-replay.json
 
 # ---- sweep throughput (bench/sweep_bench.py, docs/sweeps.md) --------------------------------
 #   make bench-sweep  200 short runs on 1 and 2 local workers and on a local 2-worker Dask cluster

@@ -14,9 +14,16 @@ With ``--targets bbr`` ("BBR beside Linux's bbr"), the targets are BBR's:
 * the bottleneck's mean and largest queue (``mean_queue``, ``max_queue``) within 15 %;
 * the smallest flow share (``share``) within 5 points.
 
+With ``--targets aqm`` ("AQM bottlenecks in both worlds"), the Linux stack's targets less the
+timeouts, and the bottleneck's:
+
+* its drops (``queue_drops``) and CE marks (``marks``) within 25 %;
+* the mean sojourn of the packets it sent (``mean_sojourn``) within 15 %.
+
     python -m startlab.validation out/kernel-linux            # Markdown table on stdout
     python -m startlab.validation out/kernel-linux --describe examples/sweeps/kernel-linux.toml
     python -m startlab.validation out/kernel-bbr --targets bbr
+    python -m startlab.validation out/kernel-aqm --targets aqm
 
 The sweep's results (``results.parquet``) must hold the metrics ``ss_exit_time``,
 ``ss_exit_cwnd``, ``ss_exit_reason``, ``utilization``, ``retransmissions`` and ``timeouts``, an
@@ -46,6 +53,7 @@ UTILIZATION_POINTS = 2.0
 RETRANSMISSION_TOLERANCE = 0.25
 QUEUE_TOLERANCE = 0.15
 SHARE_POINTS = 5.0
+COUNT_TOLERANCE = 0.25
 
 
 @dataclass
@@ -79,8 +87,16 @@ def _fmt(x: Any, digits: int = 3) -> str:
 
 
 NUMERIC = ("ss_exit_time", "ss_exit_cwnd", "utilization", "retransmissions", "timeouts")
-OPTIONAL = ("exit_bw", "mean_queue", "max_queue", "share")
-"""Metrics of BBR's targets, summarised when the results have them."""
+OPTIONAL = (
+    "exit_bw",
+    "mean_queue",
+    "max_queue",
+    "share",
+    "queue_drops",
+    "marks",
+    "mean_sojourn",
+)
+"""Metrics of BBR's and the AQMs' targets, summarised when the results have them."""
 
 
 @dataclass
@@ -178,6 +194,19 @@ def checks(sim: dict[str, Any] | Summary, kernel: dict[str, Any] | Summary) -> d
                 _cell(s, key, 0),
                 _cell(k, key, 0),
             )
+    for key in ("queue_drops", "marks"):
+        if key in a and key in b:
+            out[key] = Check(
+                _relative_ok(a[key], b[key], COUNT_TOLERANCE),
+                _cell(s, key, 0),
+                _cell(k, key, 0),
+            )
+    if "mean_sojourn" in a and "mean_sojourn" in b:
+        out["mean_sojourn"] = Check(
+            _relative_ok(a["mean_sojourn"], b["mean_sojourn"], QUEUE_TOLERANCE),
+            _cell(s, "mean_sojourn", 2, 1e3),
+            _cell(k, "mean_sojourn", 2, 1e3),
+        )
     if "share" in a and "share" in b:
         ss, sk = a["share"], b["share"]
         out["share"] = Check(
@@ -197,6 +226,17 @@ COLUMNS_BBR = [
     ("mean_queue", "mean queue"),
     ("max_queue", "largest queue"),
     ("share", "smallest share %"),
+]
+
+COLUMNS_AQM = [
+    ("exit_time", "exit time s"),
+    ("exit_cwnd", "exit cwnd"),
+    ("exit_reason", "exit reason"),
+    ("utilization", "utilization %"),
+    ("retransmissions", "retransmissions"),
+    ("queue_drops", "queue drops"),
+    ("marks", "CE marks"),
+    ("mean_sojourn", "mean sojourn ms"),
 ]
 
 COLUMNS = [
@@ -339,9 +379,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--describe", type=Path, help="the sweep plan, to describe each path")
     ap.add_argument(
         "--targets",
-        choices=("linux", "bbr"),
+        choices=("linux", "bbr", "aqm"),
         default="linux",
-        help="the targets: the Linux stack's (default) or BBR's (docs/kernel.md)",
+        help="the targets: the Linux stack's (default), BBR's or the AQMs' (docs/kernel.md, docs/aqm.md)",
     )
     ap.add_argument(
         "--export-trace",
@@ -371,7 +411,8 @@ def main(argv: list[str] | None = None) -> int:
             "utilization",
             "retransmissions",
             "timeouts",
-            *(OPTIONAL if args.targets == "bbr" else ()),
+            *(OPTIONAL[:4] if args.targets == "bbr" else ()),
+            *(OPTIONAL[4:] if args.targets == "aqm" else ()),
         )
         if c not in results.columns
     ]
@@ -379,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{path}: missing columns {', '.join(missing)}", file=sys.stderr)
         return 2
     describe = describe_plan(args.describe) if args.describe else None
-    columns = COLUMNS_BBR if args.targets == "bbr" else COLUMNS
+    columns = {"bbr": COLUMNS_BBR, "aqm": COLUMNS_AQM}.get(args.targets, COLUMNS)
     text, met = table(results, describe, columns)
     print(text)
     n = met["paths"]

@@ -192,6 +192,30 @@ BAD_SCENARIOS = {
         _broken(lambda d: d["flows"][0].update(startup="teleport")),
         [field_pattern("flows", 0, "startup"), "teleport"],
     ),
+    "aqm-field-of-another-kind": (
+        _broken(
+            lambda d: d["topology"]["bottleneck"].update(queue={"kind": "codel", "tupdate": "15ms"})
+        ),
+        [field_pattern("topology", "bottleneck", "queue", "tupdate"), "codel"],
+    ),
+    "aqm-limit-in-bytes": (
+        _broken(
+            lambda d: d["topology"]["bottleneck"].update(queue={"kind": "pie", "limit": "150KB"})
+        ),
+        [field_pattern("topology", "bottleneck", "queue", "limit"), "packets"],
+    ),
+    "fq-codel-quantum-too-small": (
+        _broken(
+            lambda d: d["topology"]["bottleneck"].update(
+                queue={"kind": "fq_codel", "quantum": 100}
+            )
+        ),
+        [field_pattern("topology", "bottleneck", "queue", "quantum"), "100", "256"],
+    ),
+    "pie-alpha-out-of-range": (
+        _broken(lambda d: d["topology"]["bottleneck"].update(queue={"kind": "pie", "alpha": 40})),
+        [field_pattern("topology", "bottleneck", "queue", "alpha"), "40", "32"],
+    ),
 }
 
 

@@ -349,6 +349,40 @@ def test_a_program_handing_its_hooks_to_the_kernels_cubic_or_bbr_runs_in_both_wo
 
 
 @pytest.mark.kernel
+@pytest.mark.parametrize("ecn", [True, False])
+def test_an_aqm_bottleneck_marks_or_drops_in_the_kernel_as_in_the_simulator(
+    cli: Cli, tmp_path: Path, kernel_world: None, ecn: bool
+) -> None:
+    # CUBIC without HyStart overshoots into FQ-CoDel: with ECN the first CE mark ends slow
+    # start in both worlds, and nothing is dropped or retransmitted (the emulator wrote CE
+    # into the IP header and Linux echoed it); without it FQ-CoDel drops and Linux recovers.
+    doc = document(
+        "aqm", [{"pair": 0, "cc": "cubic"}], duration="3s", tcp={"stack": "linux", "ecn": ecn}
+    )
+    doc["topology"]["bottleneck"]["queue"] = {"kind": "fq_codel"}
+    path = tmp_path / "aqm.toml"
+    path.write_text(tomli_w.dumps(doc), encoding="utf-8")
+    out = tmp_path / "out"
+    proc = cli("kernel", "run", path, "-o", out, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    worlds = {"kernel": startlab.Result.load(out), "simulator": startlab.run(path)}
+    for world, r in worlds.items():
+        link = r.link("bottleneck")
+        flow = r.flows.row(0, named=True)
+        assert link["queue"] == "fq_codel", world
+        if ecn:
+            assert link["marks"] >= 1 and link["drops"] == 0, (world, link)
+            assert flow["retransmissions"] == 0, world
+            assert flow["ss_exit_reason"] == "ecn", world
+        else:
+            assert link["marks"] == 0 and link["drops"] >= 1, (world, link)
+            assert flow["retransmissions"] >= 1, world
+    k, s = worlds["kernel"].link("bottleneck"), worlds["simulator"].link("bottleneck")
+    key = "marks" if ecn else "drops"
+    assert abs(k[key] - s[key]) <= max(2, s[key] // 2), (k[key], s[key])
+
+
+@pytest.mark.kernel
 def test_hystart_flows_sharing_a_namespace_each_get_their_detector(
     tmp_path: Path, kernel_world: None
 ) -> None:

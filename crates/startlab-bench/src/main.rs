@@ -245,7 +245,10 @@ fn aqm_replay(args: &[String]) -> Result<(), String> {
             return Err(format!("line {}: ids must count from 0", n + 1));
         }
         let time = Time::from_nanos(field(1)?);
-        if arrivals.last().is_some_and(|a: &ReplayArrival| a.time > time) {
+        if arrivals
+            .last()
+            .is_some_and(|a: &ReplayArrival| a.time > time)
+        {
             return Err(format!("line {}: times must not decrease", n + 1));
         }
         arrivals.push(ReplayArrival {

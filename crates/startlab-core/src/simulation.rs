@@ -244,16 +244,22 @@ impl Simulation {
         let mut cc = spec.controller.build();
         let id = self.flows.len() as FlowId;
         cc.seed(Rng::stream(self.seed, streams::CONTROLLER + id as u64));
+        let mut cfg = spec.cfg;
+        // A controller that needs ECN has it on both ends (TCP_CONG_NEEDS_ECN).
+        if cc.needs_ecn() {
+            cfg.ecn = true;
+            cfg.ecn_ca = true;
+        }
         let sender = TcpSender::new(
             id,
             spec.src,
             spec.dst,
-            spec.cfg.clone(),
+            cfg.clone(),
             spec.size,
             cc,
             spec.start,
         );
-        let receiver = TcpReceiver::new(id, spec.dst, spec.src, spec.cfg, spec.size);
+        let receiver = TcpReceiver::new(id, spec.dst, spec.src, cfg, spec.size);
         self.flows.push(Slot::Tcp(Box::new(TcpFlow {
             sender,
             receiver,

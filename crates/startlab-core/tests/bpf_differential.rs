@@ -94,6 +94,7 @@ fn combinations() -> Vec<(String, String)> {
     let mut v = Vec::new();
     for a in registry::algorithms() {
         match a.role {
+            Role::Cc if registry::WITHOUT_PORT.contains(&a.name) => {}
             Role::Cc => v.push((a.name.to_string(), registry::DEFAULT_STARTUP.to_string())),
             Role::Startup => v.push(("newreno".to_string(), a.name.to_string())),
             _ => {}

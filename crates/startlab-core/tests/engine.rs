@@ -683,3 +683,45 @@ off_time = "10ms"
     let labels: Vec<&str> = report.flows.label.iter().map(String::as_str).collect();
     assert_eq!(labels, ["newreno", "video#0", "video#1", "on-off"]);
 }
+
+/// RFC 8257 §1: with a shallow marking threshold, DCTCP's reduction in proportion to the marks
+/// keeps the link busier than RFC 3168's halving on every echo, without a loss.
+#[test]
+fn dctcp_behind_a_marking_threshold_keeps_the_link_busier_than_classic_ecn() {
+    let run = |cc: &str| {
+        run_toml(&format!(
+            r#"
+            duration = "10s"
+            [topology]
+            kind = "dumbbell"
+            bottleneck = {{ rate = "100Mbps", delay = "5ms", queue = {{ kind = "codel", ce_threshold = "1ms", ecn = true }} }}
+            [tcp]
+            stack = "linux"
+            ecn = true
+            [[flows]]
+            cc = "{cc}"
+            "#
+        ))
+    };
+    let (dctcp, reno) = (run("dctcp"), run("newreno"));
+    let bottleneck = |r: &Report| {
+        r.links
+            .rows()
+            .into_iter()
+            .find(|l| l.alias.as_deref() == Some("bottleneck"))
+            .unwrap()
+    };
+    let util = |r: &Report| bottleneck(r).utilization;
+    for r in [&dctcp, &reno] {
+        let b = bottleneck(r);
+        assert_eq!(b.drops, 0);
+        assert!(b.marks > 10, "{}", b.marks);
+        assert_eq!(r.flows.ss_exit_reason[0].as_deref(), Some("ecn"));
+    }
+    assert!(
+        util(&dctcp) > util(&reno) + 0.1,
+        "dctcp {} newreno {}",
+        util(&dctcp),
+        util(&reno)
+    );
+}

@@ -571,7 +571,10 @@ impl Side {
             let Some(packet) = packet else {
                 continue; // lost on the wire: its frame went with `discard` when it was sent
             };
-            let mut frame = self.frames.remove(&seq).expect("the frame of a packet in flight");
+            let mut frame = self
+                .frames
+                .remove(&seq)
+                .expect("the frame of a packet in flight");
             if packet.ecn == Ecn::Ce {
                 set_ce(&mut frame);
             }

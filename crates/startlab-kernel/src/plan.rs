@@ -54,6 +54,8 @@ pub struct Connection {
     /// The user's program has `cong_control`: it owns cwnd, and a loss does not end its
     /// start-up (Linux `tcp_cong_control`).
     pub owns_cwnd: bool,
+    /// The connection uses ECN (`tcp.ecn`): a CWR episode then comes from an ECN echo.
+    pub ecn: bool,
 }
 
 /// One UDP source of the kernel run: the simulator's own source (its schedule and on-off
@@ -593,6 +595,7 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
                 Algorithm::UserObject { object, .. } => object.has_cong_control(),
                 _ => false,
             },
+            ecn: cfg.ecn,
         };
         match &plan.traffic {
             Traffic::Tcp {

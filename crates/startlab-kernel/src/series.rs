@@ -109,11 +109,15 @@ pub fn bbr_startup_exit(probes: &[ProbeRecord]) -> Option<KernelExit> {
 }
 
 /// The first slow-start exit of one flow: `probes` and `states` are that flow's records in
-/// time order; `hystart` the namespace's counts of HyStart's detections.
+/// time order; `hystart` the namespace's counts of HyStart's detections; `ecn` whether the
+/// connection uses ECN, in which case a CWR episode is an ECN echo's (`tcp_enter_cwr`), not a
+/// loss repaired by a tail-loss probe (`tcp_process_tlp_ack`), which is the only other way in
+/// during slow start.
 pub fn slow_start_exit(
     probes: &[ProbeRecord],
     states: &[CongStateRecord],
     hystart: HystartEvidence<'_>,
+    ecn: bool,
 ) -> Option<KernelExit> {
     let i = probes.iter().position(|p| p.ssthresh < INFINITE_SSTHRESH)?;
     // A record shows what the previous ACK left: slow start ended while that ACK was processed.
@@ -134,7 +138,12 @@ pub fn slow_start_exit(
             before.cwnd,
             states_time(states, ca_state::LOSS, after.time_ns),
         ),
-        Some(ca_state::RECOVERY) | Some(ca_state::CWR) => (
+        Some(ca_state::CWR) => (
+            if ecn { "ecn" } else { "loss" }.to_string(),
+            before.cwnd,
+            states_time(states, ca_state::CWR, after.time_ns),
+        ),
+        Some(ca_state::RECOVERY) => (
             "loss".to_string(),
             before.cwnd,
             states_time(states, ca_state::RECOVERY, after.time_ns),
@@ -253,19 +262,19 @@ mod tests {
             probe(12, 112, 112),
         ];
         let train = HystartEvidence::Run(HystartCounts { train: 1, delay: 0 });
-        let e = slow_start_exit(&probes, &[], train).unwrap();
+        let e = slow_start_exit(&probes, &[], train, false).unwrap();
         assert_eq!(
             (e.time_ns, e.cwnd, e.reason.as_str()),
             (11_000_000, 112.0, "hystart-train")
         );
         let delay = HystartEvidence::Run(HystartCounts { train: 0, delay: 2 });
         assert_eq!(
-            slow_start_exit(&probes, &[], delay).unwrap().reason,
+            slow_start_exit(&probes, &[], delay, false).unwrap().reason,
             "hystart-delay"
         );
         // No counters: a HyStart exit, detector unknown.
         assert_eq!(
-            slow_start_exit(&probes, &[], HystartEvidence::None)
+            slow_start_exit(&probes, &[], HystartEvidence::None, false)
                 .unwrap()
                 .reason,
             "hystart"
@@ -295,20 +304,27 @@ mod tests {
             reading(12_500, 1, 1),
             reading(21_000, 1, 2),
         ];
-        let e = slow_start_exit(&probes, &[], HystartEvidence::Readings(&readings)).unwrap();
+        let e = slow_start_exit(&probes, &[], HystartEvidence::Readings(&readings), false).unwrap();
         assert_eq!(e.reason, "hystart-train");
         // A reading taken while the ACK may have been processed (11.5 ms) does not bound it:
         // the bounds are the readings at 10.5 and 12.5 ms either way.
         let mut with_inside = readings.to_vec();
         with_inside.insert(3, reading(11_500, 1, 1));
-        let e = slow_start_exit(&probes, &[], HystartEvidence::Readings(&with_inside)).unwrap();
+        let e =
+            slow_start_exit(&probes, &[], HystartEvidence::Readings(&with_inside), false).unwrap();
         assert_eq!(e.reason, "hystart-train");
         // Both detectors fired between the bounds (two flows at once): unknown.
         let both = [reading(10_500, 0, 0), reading(12_500, 1, 1)];
-        let e = slow_start_exit(&probes, &[], HystartEvidence::Readings(&both)).unwrap();
+        let e = slow_start_exit(&probes, &[], HystartEvidence::Readings(&both), false).unwrap();
         assert_eq!(e.reason, "hystart");
         // No reading after the exit (the sampler stopped): unknown.
-        let e = slow_start_exit(&probes, &[], HystartEvidence::Readings(&readings[..3])).unwrap();
+        let e = slow_start_exit(
+            &probes,
+            &[],
+            HystartEvidence::Readings(&readings[..3]),
+            false,
+        )
+        .unwrap();
         assert_eq!(e.reason, "hystart");
     }
 
@@ -338,19 +354,25 @@ mod tests {
             probe(13, 180, 150),
         ];
         let states = [state(12, ca_state::DISORDER), state(12, ca_state::RECOVERY)];
-        let e = slow_start_exit(&probes, &states, HystartEvidence::None).unwrap();
+        let e = slow_start_exit(&probes, &states, HystartEvidence::None, false).unwrap();
         assert_eq!(
             (e.time_ns, e.cwnd, e.reason.as_str()),
             (12_000_000, 200.0, "loss")
         );
         let states = [state(12, ca_state::LOSS)];
         assert_eq!(
-            slow_start_exit(&probes, &states, HystartEvidence::None)
+            slow_start_exit(&probes, &states, HystartEvidence::None, false)
                 .unwrap()
                 .reason,
             "timeout"
         );
-        assert!(slow_start_exit(&probes[..2], &[], HystartEvidence::None).is_none());
+        // CWR: an ECN echo on a connection with ECN, a probe-repaired loss without.
+        let states = [state(12, ca_state::CWR)];
+        for (ecn, reason) in [(true, "ecn"), (false, "loss")] {
+            let e = slow_start_exit(&probes, &states, HystartEvidence::None, ecn).unwrap();
+            assert_eq!((e.time_ns, e.reason.as_str()), (12_000_000, reason));
+        }
+        assert!(slow_start_exit(&probes[..2], &[], HystartEvidence::None, false).is_none());
     }
 
     #[test]

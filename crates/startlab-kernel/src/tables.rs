@@ -127,7 +127,7 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
                 e
             })
         } else {
-            slow_start_exit(&probes, &states, run.hystart[i]).map(|mut e| {
+            slow_start_exit(&probes, &states, run.hystart[i], c.ecn).map(|mut e| {
                 // Without a loss, a user's program lowered ssthresh itself: its own exit, named
                 // after it as the simulator names it.
                 if let (Some(name), true) = (&c.program, e.reason.starts_with("hystart")) {

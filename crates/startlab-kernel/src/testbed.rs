@@ -152,7 +152,10 @@ fn sysctls(t: &HostTcp) -> Vec<(String, String)> {
         // connection to the same peer left in the route cache.
         ("net.ipv4.tcp_no_metrics_save", "1".to_string()),
         // tcp.ecn: ask for ECN (RFC 3168) on connect, or Linux's default of only accepting it.
-        ("net.ipv4.tcp_ecn", if t.ecn { "1" } else { "2" }.to_string()),
+        (
+            "net.ipv4.tcp_ecn",
+            if t.ecn { "1" } else { "2" }.to_string(),
+        ),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))

@@ -109,6 +109,7 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
             reports: false,
             program: None,
             owns_cwnd: false,
+            ecn: false,
         })
         .collect();
     let run = RunFacts {
@@ -141,7 +142,7 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
     assert_eq!(f.drops, None, "drops are the emulator's to count");
     // Over a veth without loss or delay, nothing ends slow start of a 2 MB flow except, perhaps,
     // HyStart: if it ended, the reason is one the simulator also knows.
-    if let Some(e) = slow_start_exit(&probes, &states, HystartEvidence::None) {
+    if let Some(e) = slow_start_exit(&probes, &states, HystartEvidence::None, false) {
         assert!(
             e.reason.starts_with("hystart") || e.reason == "loss",
             "{e:?}"

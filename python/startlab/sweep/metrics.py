@@ -242,11 +242,28 @@ KINDS: dict[str, MetricKind] = {
         MetricKind(
             "drops",
             "link",
-            "packets dropped by the link's queue (overflow, RED)",
+            "packets dropped by the link's queue (overflow, RED, an AQM)",
             "count",
             ("link",),
             counter=True,
             column="drops",
+        ),
+        MetricKind(
+            "marks",
+            "link",
+            "packets the link's queue marked CE (an AQM with ECN)",
+            "count",
+            ("link",),
+            counter=True,
+            column="marks",
+        ),
+        MetricKind(
+            "mean_sojourn",
+            "link",
+            "mean time a packet sent on the link waited in its queue",
+            "s",
+            ("link",),
+            column="mean_sojourn_ns",
         ),
         MetricKind(
             "losses",
@@ -814,6 +831,9 @@ def _link_metric(context: _Context, metric: Metric) -> Any:
     windowed = metric.param("from") is not None or metric.param("to") is not None
     if metric.kind == "utilization" and not windowed:
         return row["utilization"]
+    if metric.kind == "mean_sojourn":
+        ns = row["mean_sojourn_ns"]
+        return None if ns is None else ns / NS_PER_S
     if metric.kind not in ("utilization", "mean_queue"):
         return row[metric.spec.column]
     start, end = context.window(metric)

@@ -38,6 +38,7 @@ pub mod bpf;
 pub mod controller;
 pub mod counting;
 pub mod cubic;
+pub mod dctcp;
 pub mod gallop_vegas;
 pub mod hoe;
 pub mod hstcp;
@@ -151,6 +152,15 @@ pub enum CwndEvent {
     CompleteCwr,
 }
 
+/// What `in_ack_event` is told of an ACK (Linux's `CA_ACK_*` flags).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct AckEvent {
+    /// The ACK carried an ECN echo on a connection that uses ECN (`CA_ACK_ECE`).
+    pub ece: bool,
+    /// The ACK advanced `snd_una` on the fast path, a pure window update (`CA_ACK_WIN_UPDATE`).
+    pub win_update: bool,
+}
+
 /// The transmission control block: the part of the sender's state a controller reads and writes.
 #[derive(Clone, Debug)]
 pub struct Tcb {
@@ -177,6 +187,8 @@ pub struct Tcb {
     pub in_flight: u32,
     /// Segments delivered so far (acknowledged cumulatively or selectively).
     pub delivered: u64,
+    /// Segments delivered by ACKs that echoed CE (`tcp_count_delivered` with an ECN echo).
+    pub delivered_ce: u64,
     pub ca_state: CaState,
     /// Set by the controller to pace transmissions; `None` sends as fast as the window allows.
     pub pacing_rate: Option<Rate>,
@@ -220,6 +232,7 @@ impl Tcb {
             high_tx: 0,
             in_flight: 0,
             delivered: 0,
+            delivered_ce: 0,
             ca_state: CaState::Open,
             pacing_rate: None,
             exit_reason_hint: None,
@@ -363,6 +376,17 @@ pub trait CongestionControl: fmt::Debug {
         None
     }
 
+    /// Every ACK, once the segments it delivered are counted (`delivered`, `delivered_ce`,
+    /// `snd_una`), before the loss-recovery state machine (Linux `tcp_in_ack_event`).
+    fn in_ack_event(&mut self, _tcb: &mut Tcb, _event: AckEvent, _now: Time) {}
+
+    /// Whether the controller needs ECN whatever the scenario says (Linux
+    /// `TCP_CONG_NEEDS_ECN`, DCTCP): the flow negotiates ECN, sends every data segment ECT, and
+    /// its receiver echoes each segment's CE state.
+    fn needs_ecn(&self) -> bool {
+        false
+    }
+
     /// Why the controller stopped working, if it did (an eBPF program that broke a rule of the
     /// simulator's VM while running); the run then fails with it.
     fn error(&self) -> Option<String> {
@@ -496,6 +520,12 @@ impl CongestionControl for WithStartup {
     }
     fn undo_cwnd(&mut self, tcb: &mut Tcb) -> f64 {
         self.cc.undo_cwnd(tcb)
+    }
+    fn in_ack_event(&mut self, tcb: &mut Tcb, event: AckEvent, now: Time) {
+        self.cc.in_ack_event(tcb, event, now);
+    }
+    fn needs_ecn(&self) -> bool {
+        self.cc.needs_ecn()
     }
     fn in_startup(&self, tcb: &Tcb) -> bool {
         self.startup.in_startup(tcb)

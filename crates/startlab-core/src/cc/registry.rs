@@ -186,6 +186,16 @@ const CCS: &[CcEntry] = &[
         resolve: resolve::<super::bbr3::Bbr3Config>,
         prepare: |p| Ok(cc_maker(super::bbr3::Bbr3::new(parse(p)?))),
     },
+    // RFC 8257; Linux net/ipv4/tcp_dctcp.c
+    CcEntry {
+        name: "dctcp",
+        summary: "DCTCP: Reno's growth; once per window alpha += g (F - alpha) with F the fraction of segments echoed CE; on an echo ssthresh = cwnd (1 - alpha/2), on a loss cwnd/2; needs ECN (set whatever tcp.ecn says)",
+        source: "RFC 8257 §3; Linux net/ipv4/tcp_dctcp.c (6.18)",
+        recovery: "newreno",
+        params: param_info::<super::dctcp::DctcpConfig>,
+        resolve: resolve::<super::dctcp::DctcpConfig>,
+        prepare: |p| Ok(cc_maker(super::dctcp::Dctcp::new(parse(p)?))),
+    },
     // Ha 2009 (Ha): CUBIC, BIC-TCP, BLAST
     CcEntry {
         name: "cubic",
@@ -416,6 +426,10 @@ pub fn algorithms() -> Vec<AlgorithmInfo> {
     });
     ccs.chain(startups).chain(sender).collect()
 }
+
+/// Models that have no eBPF port yet, so the kernel world refuses them (DCTCP's needs the
+/// receiver's CE events and `tcp_sock.ecn_flags`: docs/algorithms/dctcp.md).
+pub const WITHOUT_PORT: &[&str] = &["dctcp"];
 
 /// Controllers whose start-up is part of their model (they set cwnd in `cong_control`): no
 /// slow start can replace theirs.

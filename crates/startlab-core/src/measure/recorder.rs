@@ -209,9 +209,8 @@ impl Recorder {
             losses: stats.losses,
             busy_ns: link.busy_time(now).as_nanos() as i64,
             marks: stats.marks,
-            sojourn_ns: (new > 0).then(|| {
-                (stats.sojourn_total.saturating_sub(total).as_nanos() / new) as i64
-            }),
+            sojourn_ns: (new > 0)
+                .then(|| (stats.sojourn_total.saturating_sub(total).as_nanos() / new) as i64),
         });
     }
 

@@ -93,7 +93,9 @@ pub fn replay(discipline: Discipline, rate: Rate, arrivals: &[ReplayArrival]) ->
                 } else {
                     Outcome::Sent
                 },
-                at: Time::from_nanos(t.as_nanos() - rate.transmit_time(p.wire_bytes as u64).as_nanos()),
+                at: Time::from_nanos(
+                    t.as_nanos() - rate.transmit_time(p.wire_bytes as u64).as_nanos(),
+                ),
             });
         }
     };
@@ -156,17 +158,70 @@ mod tests {
         let d = Discipline::DropTail(DropTail {
             limit: Limit::Packets(2),
         });
-        let out = replay(d, Rate::from_mbps(8), &[arrival(0), arrival(0), arrival(0), arrival(0)]);
+        let out = replay(
+            d,
+            Rate::from_mbps(8),
+            &[arrival(0), arrival(0), arrival(0), arrival(0)],
+        );
         let ms = |m: u64| Time::from_nanos(m * 1_000_000);
         assert_eq!(
             out,
             vec![
-                Decision { outcome: Outcome::Sent, at: ms(0) },
-                Decision { outcome: Outcome::Sent, at: ms(1) },
-                Decision { outcome: Outcome::Sent, at: ms(2) },
-                Decision { outcome: Outcome::DroppedAtEnqueue, at: ms(0) },
+                Decision {
+                    outcome: Outcome::Sent,
+                    at: ms(0)
+                },
+                Decision {
+                    outcome: Outcome::Sent,
+                    at: ms(1)
+                },
+                Decision {
+                    outcome: Outcome::Sent,
+                    at: ms(2)
+                },
+                Decision {
+                    outcome: Outcome::DroppedAtEnqueue,
+                    at: ms(0)
+                },
             ]
         );
+    }
+
+    #[test]
+    fn an_aqm_that_never_drops_sends_when_a_fifo_does() {
+        // CoDel with a target it never reaches, and PIE whose early drops are off until its
+        // first update at 0.5 s, are FIFOs: their lazily run dequeues must happen exactly
+        // when the FIFO's precomputed departures do.
+        let mut rng = crate::rng::Rng::stream(5, 0);
+        let mut t = 0u64;
+        let arrivals: Vec<_> = (0..3000)
+            .map(|i| {
+                t += (rng.exponential(300_000.0)) as u64;
+                ReplayArrival {
+                    time: Time::from_nanos(t),
+                    bytes: 64 + (i * 37 % 1437) as u32,
+                    flow: (i % 5) as u32,
+                    ecn: Ecn::NotEct,
+                }
+            })
+            .filter(|a| a.time.as_nanos() < 450_000_000)
+            .collect();
+        let rate = Rate::from_mbps(20);
+        let fifo = replay(
+            Discipline::DropTail(DropTail {
+                limit: Limit::Packets(1000),
+            }),
+            rate,
+            &arrivals,
+        );
+        for queue in [
+            r#"{ kind = "codel", target = "1000s", interval = "1000s" }"#,
+            r#"{ kind = "pie" }"#,
+        ] {
+            let d = crate::scenario::topology::replay_discipline(queue, rate, 1).unwrap();
+            assert_eq!(replay(d, rate, &arrivals), fifo, "{queue}");
+        }
+        assert!(fifo.iter().all(|d| d.outcome == Outcome::Sent));
     }
 
     #[test]
@@ -183,11 +238,20 @@ mod tests {
         let arrivals: Vec<_> = (0..4000).map(|i| arrival(i * 500_000)).collect();
         let a = replay(d(), Rate::from_mbps(8), &arrivals);
         assert_eq!(a, replay(d(), Rate::from_mbps(8), &arrivals));
-        let dropped = a.iter().filter(|x| x.outcome == Outcome::DroppedAfter).count();
+        let dropped = a
+            .iter()
+            .filter(|x| x.outcome == Outcome::DroppedAfter)
+            .count();
         assert!(dropped > 100, "{dropped}");
         // Sent packets leave one transmission time apart at least, in order of their dequeue.
-        let mut sent: Vec<_> = a.iter().filter(|x| x.outcome == Outcome::Sent).map(|x| x.at).collect();
+        let mut sent: Vec<_> = a
+            .iter()
+            .filter(|x| x.outcome == Outcome::Sent)
+            .map(|x| x.at)
+            .collect();
         sent.sort();
-        assert!(sent.windows(2).all(|w| w[1].as_nanos() - w[0].as_nanos() >= 1_000_000));
+        assert!(sent
+            .windows(2)
+            .all(|w| w[1].as_nanos() - w[0].as_nanos() >= 1_000_000));
     }
 }

@@ -172,7 +172,11 @@ pub fn aqm_fields(written: &QueueSpec, path: &str) -> Result<(), ScenarioError> 
         ("alpha", written.alpha.is_some(), pie),
         ("beta", written.beta.is_some(), pie),
         ("bytemode", written.bytemode.is_some(), pie),
-        ("dq_rate_estimator", written.dq_rate_estimator.is_some(), pie),
+        (
+            "dq_rate_estimator",
+            written.dq_rate_estimator.is_some(),
+            pie,
+        ),
     ] {
         if !allowed {
             not_for(&format!("{path}.{f}"), set, kind.name())?;

@@ -237,7 +237,9 @@ pub fn fill_queue(mut q: QueueSpec) -> QueueSpec {
                 .limit
                 .or(Some(QueueLimit::Packets(if fq { 10_240 } else { 1000 })));
             q.target = q.target.or(Some(DurationText(Duration::from_millis(5))));
-            q.interval = q.interval.or(Some(DurationText(Duration::from_millis(100))));
+            q.interval = q
+                .interval
+                .or(Some(DurationText(Duration::from_millis(100))));
             q.ecn = q.ecn.or(Some(fq));
             q.mtu = q.mtu.or(Some(1500));
             if fq {

@@ -595,6 +595,7 @@ pub fn tcp_config(t: &FilledTcp, default_recovery: &str) -> TcpConfig {
         undo: t.undo,
         dsack: t.dsack,
         ecn: t.ecn,
+        ecn_ca: false,
         frto: t.frto,
         pacing: match t.pacing {
             PacingText::None => Pacing::ByController,

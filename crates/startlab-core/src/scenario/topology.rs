@@ -10,8 +10,10 @@ use super::model::*;
 use super::resolved::Bdp;
 use super::units::{DurationText, QueueLimit};
 use super::{err, ScenarioError};
+use crate::net::aqm::{
+    Aqm, Classifier, Codel, CodelParams, FqCodel, FqCodelParams, Pie, PieParams,
+};
 use crate::net::topology::{self, DumbbellSpec, Duplex, ParkingLotSpec};
-use crate::net::aqm::{Aqm, Classifier, Codel, CodelParams, FqCodel, FqCodelParams, Pie, PieParams};
 use crate::net::{Discipline, DropTail, Limit, LinkParams, Network, Red, RedParams};
 use crate::rng::{streams, Rng};
 use crate::time::Duration;
@@ -106,11 +108,17 @@ pub fn replay_discipline(text: &str, rate: Rate, seed: u64) -> Result<Discipline
         queue: QueueSpec,
     }
     let one: One = toml::from_str(&format!("queue = {text}")).map_err(|e| {
-        err("queue", format!("invalid queue table {text}: {}", e.message()))
+        err(
+            "queue",
+            format!("invalid queue table {text}: {}", e.message()),
+        )
     })?;
     let filled = filled_queue(&one.queue, "queue")?;
     if let QueueLimit::Bdp(_) = filled.limit() {
-        return Err(err("queue.limit", "a replay has no BDP: give the limit in packets or bytes"));
+        return Err(err(
+            "queue.limit",
+            "a replay has no BDP: give the limit in packets or bytes",
+        ));
     }
     let filled = filled.in_packets(1.0);
     let mut streams = QueueStreams { seed, next: 0 };

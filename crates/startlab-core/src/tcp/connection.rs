@@ -382,7 +382,7 @@ impl Connection {
             sack: SackBlocks::default(),
             // RFC 3168 §6.1.5 (tcp_ecn_send): new data is ECT(0), retransmissions are not; CWR
             // goes on the first new segment after a reduction.
-            ecn: if self.cfg.ecn && new_data {
+            ecn: if self.cfg.ecn && (new_data || self.cfg.ecn_ca) {
                 Ecn::Ect0
             } else {
                 Ecn::NotEct

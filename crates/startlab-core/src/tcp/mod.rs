@@ -159,6 +159,11 @@ pub struct TcpConfig {
     /// per window of data on ECE (the ns-2 stack as `TcpAgent::ecn`, the Linux stack entering
     /// CWR as `tcp_enter_cwr`) and sets CWR on its next new segment.
     pub ecn: bool,
+    /// The controller needs ECN (Linux `TCP_CONG_NEEDS_ECN`: DCTCP): retransmissions are ECT
+    /// too, and the receiver echoes each segment's CE state instead of latching it until CWR
+    /// (`dctcp_ece_ack_update`: a change of state is acknowledged at once, after any delayed
+    /// ACK for the segments before it). Set from the controller, not by a scenario.
+    pub ecn_ca: bool,
     /// F-RTO after a retransmission timeout (RFC 5682 §3.1 with SACK, as Linux's
     /// `tcp_process_loss`); the Linux stack only.
     pub frto: bool,
@@ -192,6 +197,7 @@ impl Default for TcpConfig {
             undo: false,
             dsack: false,
             ecn: false,
+            ecn_ca: false,
             frto: false,
             pacing: Pacing::ByController,
             ack_policy: AckPolicy::Rfc5681,

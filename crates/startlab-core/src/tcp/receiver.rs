@@ -42,6 +42,10 @@ pub struct TcpReceiver {
     ecn_demand_cwr: bool,
     /// Data segments that arrived with CE.
     pub ce_marks: u64,
+    /// DCTCP's CE state: whether the latest segment was CE.
+    ce_marks_state: bool,
+    /// Acknowledge the segment being processed at once (a DCTCP state change).
+    ack_now: bool,
     /// When the last byte of a finite flow arrived.
     pub completed_at: Option<Time>,
     pub acks_sent: u64,
@@ -72,6 +76,8 @@ impl TcpReceiver {
             delivered_bytes: 0,
             ecn_demand_cwr: false,
             ce_marks: 0,
+            ce_marks_state: false,
+            ack_now: false,
             completed_at: None,
             acks_sent: 0,
         }
@@ -98,7 +104,7 @@ impl TcpReceiver {
                     self.ts_recent = pkt.ts;
                 }
                 if self.cfg.ecn {
-                    self.on_ecn(pkt);
+                    self.on_ecn(pkt, out);
                 }
                 self.on_data(now, pkt.seq, out)
             }
@@ -111,7 +117,7 @@ impl TcpReceiver {
             return self.on_data_linux(now, seq, out);
         }
         self.note_duplicate(seq);
-        let mut immediate = !self.cfg.delayed_ack;
+        let mut immediate = !self.cfg.delayed_ack || std::mem::take(&mut self.ack_now);
         if seq == self.rcv_nxt {
             let filled_hole = !self.out_of_order.is_empty();
             self.deliver(seq + 1);
@@ -176,6 +182,9 @@ impl TcpReceiver {
         };
         let linux = self.linux.as_mut().expect("linux receiver");
         let mut action = linux.on_segment(now, arrival);
+        if std::mem::take(&mut self.ack_now) {
+            action = AckAction::Now;
+        }
         if self.completed_at.is_none()
             && !self.size.is_unlimited()
             && self.rcv_nxt >= self.size.segments
@@ -203,7 +212,10 @@ impl TcpReceiver {
     /// RFC 3168 §6.1.3 (`tcp_ecn_accept_cwr`, then `tcp_data_ecn_check`): CWR ends the echo; a
     /// CE mark starts it, and on the Linux receiver the next two segments are acknowledged at
     /// once ("sender can have a very low cwnd": `tcp_enter_quickack_mode(sk, 2)`).
-    fn on_ecn(&mut self, pkt: &Packet) {
+    fn on_ecn(&mut self, pkt: &Packet, out: &mut Outbox) {
+        if self.cfg.ecn_ca {
+            return self.on_ecn_dctcp(pkt.ecn == Ecn::Ce, out);
+        }
         if pkt.cwr {
             self.ecn_demand_cwr = false;
         }
@@ -215,6 +227,23 @@ impl TcpReceiver {
                     l.enter_quickack_mode(2);
                 }
             }
+        }
+    }
+
+    /// DCTCP's receiver (`dctcp_ece_ack_update`, RFC 8257 §3.2): ECE mirrors the CE state of the
+    /// latest segment. When the state changes, a delayed ACK for the segments before this one
+    /// goes first with the old state, and this segment is acknowledged at once.
+    fn on_ecn_dctcp(&mut self, ce: bool, out: &mut Outbox) {
+        if self.ce_marks_state != ce {
+            if self.delack_deadline.is_some() || self.compress_deadline.is_some() {
+                self.send_ack(out);
+            }
+            self.ack_now = true;
+        }
+        self.ce_marks_state = ce;
+        self.ecn_demand_cwr = ce;
+        if ce {
+            self.ce_marks += 1;
         }
     }
 
@@ -496,7 +525,11 @@ mod ecn_tests {
         let cfg = TcpConfig {
             ecn: true,
             delayed_ack: true,
-            stack: if linux { Stack::Linux } else { TcpConfig::default().stack },
+            stack: if linux {
+                Stack::Linux
+            } else {
+                TcpConfig::default().stack
+            },
             ack_policy: if linux {
                 AckPolicy::Linux(Default::default())
             } else {
@@ -521,7 +554,10 @@ mod ecn_tests {
             let echoes: Vec<bool> = out.packets.iter().map(|p| p.ece).collect();
             assert!(!echoes.is_empty());
             // Every ACK after the mark echoes it (the first may precede the mark).
-            assert!(echoes.iter().skip(1).all(|&e| e), "linux {linux}: {echoes:?}");
+            assert!(
+                echoes.iter().skip(1).all(|&e| e),
+                "linux {linux}: {echoes:?}"
+            );
             out.packets.clear();
             // CWR ends the echo; CE on that same segment would start it again.
             r.on_packet(t, &data(4, Ecn::Ect0, true), &mut out);
@@ -538,11 +574,23 @@ mod ecn_tests {
         let mut out = Outbox::default();
         // Past the initial quick-ACK mode: many in-order segments with a delayed ACK pending.
         for s in 0..200 {
-            r.on_packet(Time::from_nanos(s as u64 * 1_000_000), &data(s, Ecn::Ect0, false), &mut out);
+            r.on_packet(
+                Time::from_nanos(s as u64 * 1_000_000),
+                &data(s, Ecn::Ect0, false),
+                &mut out,
+            );
         }
         out.packets.clear();
-        r.on_packet(Time::from_nanos(300_000_000), &data(200, Ecn::Ce, false), &mut out);
-        assert_eq!(out.packets.len(), 1, "tcp_enter_quickack_mode: ACK the marked segment now");
+        r.on_packet(
+            Time::from_nanos(300_000_000),
+            &data(200, Ecn::Ce, false),
+            &mut out,
+        );
+        assert_eq!(
+            out.packets.len(),
+            1,
+            "tcp_enter_quickack_mode: ACK the marked segment now"
+        );
         assert!(out.packets[0].ece);
     }
 }

@@ -70,9 +70,7 @@ impl CodelParams {
         Units {
             target: codel_duration(self.target),
             interval: codel_duration(self.interval),
-            ce_threshold: self
-                .ce_threshold
-                .map_or(DISABLED_THRESHOLD, codel_duration),
+            ce_threshold: self.ce_threshold.map_or(DISABLED_THRESHOLD, codel_duration),
             ecn: self.ecn,
             mtu: self.mtu,
         }
@@ -210,7 +208,12 @@ impl CodelVars {
     }
 
     /// The `ce_threshold` mark at the end of `codel_dequeue`.
-    fn ce_threshold(&self, mut skb: Option<Queued>, p: &Units, out: &mut Verdicts) -> Option<Queued> {
+    fn ce_threshold(
+        &self,
+        mut skb: Option<Queued>,
+        p: &Units,
+        out: &mut Verdicts,
+    ) -> Option<Queued> {
         if let Some(q) = skb.as_mut() {
             if after(self.ldelay, p.ce_threshold) && q.packet.ecn.set_ce() {
                 out.marks += 1;
@@ -295,7 +298,11 @@ mod tests {
             ..Default::default()
         };
         v.newton_step();
-        assert!((v.rec_inv_sqrt as f64 / 65536.0 - 0.5).abs() < 1e-3, "{}", v.rec_inv_sqrt);
+        assert!(
+            (v.rec_inv_sqrt as f64 / 65536.0 - 0.5).abs() < 1e-3,
+            "{}",
+            v.rec_inv_sqrt
+        );
         // One step per increment of count tracks 1/sqrt(count) from below, the error shrinking
         // as count grows (the kernel relies on it: "Next Newton steps will correct it").
         let mut worst_after_16: f64 = 0.0;
@@ -344,7 +351,8 @@ mod tests {
             // Keep five packets queued behind the head so the backlog exceeds the mtu.
             while q.len() < 6 {
                 let k = q.len() as u64;
-                q.enqueue(item(1500, Time::ZERO + gap * (i + 1 + k), ecn)).unwrap();
+                q.enqueue(item(1500, Time::ZERO + gap * (i + 1 + k), ecn))
+                    .unwrap();
             }
             q.dequeue(now, &mut out);
         }
@@ -354,7 +362,13 @@ mod tests {
     #[test]
     fn below_target_nothing_is_dropped() {
         let mut q = codel(false);
-        let out = run(&mut q, Duration::from_millis(4), Duration::from_millis(1), 2000, crate::net::Ecn::NotEct);
+        let out = run(
+            &mut q,
+            Duration::from_millis(4),
+            Duration::from_millis(1),
+            2000,
+            crate::net::Ecn::NotEct,
+        );
         assert!(out.dropped.is_empty() && out.marks == 0);
     }
 
@@ -369,7 +383,12 @@ mod tests {
         for i in 0..300u64 {
             let now = Time::ZERO + Duration::from_millis(20) + gap * i;
             while q.len() < 6 {
-                q.enqueue(item(1500, Time::from_nanos(now.as_nanos() - 20_000_000), crate::net::Ecn::NotEct)).unwrap();
+                q.enqueue(item(
+                    1500,
+                    Time::from_nanos(now.as_nanos() - 20_000_000),
+                    crate::net::Ecn::NotEct,
+                ))
+                .unwrap();
             }
             let before = out.dropped.len();
             q.dequeue(now, &mut out);
@@ -388,12 +407,24 @@ mod tests {
     #[test]
     fn with_ecn_ect_packets_are_marked_not_dropped() {
         let mut q = codel(true);
-        let out = run(&mut q, Duration::from_millis(20), Duration::from_millis(1), 1000, crate::net::Ecn::Ect0);
+        let out = run(
+            &mut q,
+            Duration::from_millis(20),
+            Duration::from_millis(1),
+            1000,
+            crate::net::Ecn::Ect0,
+        );
         assert!(out.dropped.is_empty());
         assert!(out.marks >= 3, "{}", out.marks);
         // Not-ECT packets are dropped even with ecn on.
         let mut q = codel(true);
-        let out = run(&mut q, Duration::from_millis(20), Duration::from_millis(1), 1000, crate::net::Ecn::NotEct);
+        let out = run(
+            &mut q,
+            Duration::from_millis(20),
+            Duration::from_millis(1),
+            1000,
+            crate::net::Ecn::NotEct,
+        );
         assert!(out.marks == 0 && !out.dropped.is_empty());
     }
 
@@ -406,7 +437,13 @@ mod tests {
             },
             1000,
         );
-        let out = run(&mut q, Duration::from_millis(2), Duration::from_millis(1), 50, crate::net::Ecn::Ect1);
+        let out = run(
+            &mut q,
+            Duration::from_millis(2),
+            Duration::from_millis(1),
+            50,
+            crate::net::Ecn::Ect1,
+        );
         assert_eq!(out.marks, 50);
         assert!(out.dropped.is_empty());
     }
@@ -414,9 +451,15 @@ mod tests {
     #[test]
     fn the_limit_refuses_arrivals() {
         let mut q = Codel::new(codel(false).params, 2);
-        assert!(q.enqueue(item(100, Time::ZERO, crate::net::Ecn::NotEct)).is_ok());
-        assert!(q.enqueue(item(100, Time::ZERO, crate::net::Ecn::NotEct)).is_ok());
-        assert!(q.enqueue(item(100, Time::ZERO, crate::net::Ecn::NotEct)).is_err());
+        assert!(q
+            .enqueue(item(100, Time::ZERO, crate::net::Ecn::NotEct))
+            .is_ok());
+        assert!(q
+            .enqueue(item(100, Time::ZERO, crate::net::Ecn::NotEct))
+            .is_ok());
+        assert!(q
+            .enqueue(item(100, Time::ZERO, crate::net::Ecn::NotEct))
+            .is_err());
         assert_eq!((q.len(), q.backlog()), (2, 200));
     }
 }

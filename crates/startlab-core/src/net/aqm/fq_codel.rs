@@ -174,7 +174,10 @@ impl FqCodel {
         let mut i = 0u32;
         loop {
             // The fattest flow holds at least one packet: the qdisc is over its limit.
-            let q = flow.packets.pop_front().expect("the fattest flow has a packet");
+            let q = flow
+                .packets
+                .pop_front()
+                .expect("the fattest flow has a packet");
             len += q.packet.wire_bytes;
             out.dropped.push(q);
             i += 1;

@@ -195,10 +195,7 @@ impl Pie {
         }
         let enqueue = if !self.drop_early(item.packet.wire_bytes) {
             true
-        } else if self.params.ecn
-            && self.vars.prob <= MAX_PROB / 10
-            && item.packet.ecn.set_ce()
-        {
+        } else if self.params.ecn && self.vars.prob <= MAX_PROB / 10 && item.packet.ecn.set_ce() {
             out.marks += 1;
             true
         } else {
@@ -422,7 +419,10 @@ mod tests {
         hold(&mut q, 40, 500);
         let expected = (0.125 * 0.025 + 1.25 * 0.040) / 2048.0;
         let got = q.probability();
-        assert!((got - expected).abs() / expected < 0.01, "{got} vs {expected}");
+        assert!(
+            (got - expected).abs() / expected < 0.01,
+            "{got} vs {expected}"
+        );
     }
 
     #[test]
@@ -466,8 +466,12 @@ mod tests {
     fn the_limit_refuses_arrivals() {
         let mut q = Pie::new(pie(false).params, 1, Rng::stream(1, 1));
         let mut out = Verdicts::default();
-        assert!(q.enqueue(item(100, Time::ZERO, Ecn::NotEct), &mut out).is_ok());
-        assert!(q.enqueue(item(100, Time::ZERO, Ecn::NotEct), &mut out).is_err());
+        assert!(q
+            .enqueue(item(100, Time::ZERO, Ecn::NotEct), &mut out)
+            .is_ok());
+        assert!(q
+            .enqueue(item(100, Time::ZERO, Ecn::NotEct), &mut out)
+            .is_err());
         assert_eq!(q.overlimit_drops, 1);
     }
 }

@@ -11,7 +11,7 @@
 use super::rack::ReoWndInputs;
 use super::undo::{any_retrans_done, current_ssthresh, AckFlags, Rexmit};
 use super::{in_cwnd_reduction, LinuxRecovery, XmitTimer};
-use crate::cc::{AckSample, CaState, CwndEvent, ExitReason};
+use crate::cc::{AckEvent, AckSample, CaState, CwndEvent, ExitReason};
 use crate::net::Packet;
 use crate::tcp::connection::Connection;
 use crate::tcp::rate::Sampling;
@@ -116,6 +116,11 @@ impl LinuxRecovery {
         self.rack.reord_seen |= d.reordered;
         let delivered = sacked + acked + dup_segs;
         c.tcb.delivered += delivered as u64;
+        // tcp_count_delivered: what an ACK with an ECN echo delivered was marked.
+        let ece = c.cfg.ecn && pkt.ece;
+        if ece {
+            c.tcb.delivered_ce += delivered as u64;
+        }
 
         // tcp_clean_rtx_queue + tcp_ack_update_rtt: SRTT from the oldest segment newly
         // acknowledged (none if a retransmission was), else the oldest newly SACKed, else the
@@ -163,19 +168,20 @@ impl LinuxRecovery {
             dsack_tlp: dup_segs == 1 && self.tlp_high_seq == Some(dsack_end),
             dupack: !advanced && !window_update && dup_segs == 0,
             ecr: pkt.ts,
-            ece: c.cfg.ecn && pkt.ece,
+            ece,
         };
+        // tcp_in_ack_event, after tcp_clean_rtx_queue (Linux 6.18).
+        let event = AckEvent {
+            ece,
+            win_update: false,
+        };
+        c.cc.in_ack_event(&mut c.tcb, event, now);
         self.process_tlp_ack(c, now, ack, &flags);
 
         // tcp_ack_is_dubious: a duplicate, new SACK or D-SACK information, or not Open.
         let mut newly_lost = 0;
         let mut rexmit = Rexmit::Lost;
-        if !advanced
-            || sacked > 0
-            || flags.dsack
-            || flags.ece
-            || c.tcb.ca_state != CaState::Open
-        {
+        if !advanced || sacked > 0 || flags.dsack || flags.ece || c.tcb.ca_state != CaState::Open {
             if delivered == 0 && !advanced {
                 c.cc.cwnd_event(&mut c.tcb, CwndEvent::DupAck, now);
             }

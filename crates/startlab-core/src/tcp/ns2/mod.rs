@@ -5,7 +5,7 @@
 use super::connection::{Connection, TransmitRules};
 use super::scoreboard::SegState;
 use super::{Outbox, Pacing, Recovery};
-use crate::cc::{AckSample, CaState, CwndEvent, ExitReason};
+use crate::cc::{AckEvent, AckSample, CaState, CwndEvent, ExitReason};
 use crate::net::Packet;
 use crate::tcp::rate::Sampling;
 use crate::time::Time;
@@ -100,6 +100,10 @@ impl Ns2Recovery {
 
         c.last_rtt_sample = None;
         c.tcb.delivered += delivered as u64;
+        let ece = c.cfg.ecn && pkt.ece;
+        if ece {
+            c.tcb.delivered_ce += delivered as u64;
+        }
         let newest = newest.filter(|_| delivered > 0);
         // Karn's rule (RFC 6298 §3): never sample a retransmitted segment.
         let rtt = newest.filter(|s| !s.retransmitted).map(|s| now - s.sent_at);
@@ -116,6 +120,11 @@ impl Ns2Recovery {
             };
             c.cc.pkts_acked(&mut c.tcb, &sample, now);
         }
+        let event = AckEvent {
+            ece,
+            win_update: false,
+        };
+        c.cc.in_ack_event(&mut c.tcb, event, now);
         // The rate sample (tcp_rate_gen) and the controller's cong_control, on every ACK.
         let cong_controlled =
             c.cong_control(&sampling, delivered, lost_before, prior_in_flight, rtt, now);

@@ -191,7 +191,10 @@ fn ecn_sender(linux: bool) -> (TcpSender, Outbox) {
 fn new_data_is_ect_and_retransmissions_are_not() {
     for linux in [false, true] {
         let (_, out) = ecn_sender(linux);
-        assert!(out.packets.iter().all(|p| p.ecn == crate::net::Ecn::Ect0 && !p.cwr));
+        assert!(out
+            .packets
+            .iter()
+            .all(|p| p.ecn == crate::net::Ecn::Ect0 && !p.cwr));
     }
     let (mut s, mut out) = ecn_sender(false);
     out.packets.clear();
@@ -212,7 +215,10 @@ fn an_echo_halves_the_window_once_per_window_and_the_next_new_segment_carries_cw
         s.on_packet(ms(100), &ecn_ack(1), &mut out);
         assert_eq!(s.conn.stats.ecn_reductions, 1, "linux {linux}");
         assert_eq!(s.conn.tcb.ssthresh, 4.5, "linux {linux}");
-        assert_eq!(s.ss_exit().map(|e| e.reason), Some(crate::cc::ExitReason::Ecn));
+        assert_eq!(
+            s.ss_exit().map(|e| e.reason),
+            Some(crate::cc::ExitReason::Ecn)
+        );
         // More echoes for data sent before the reduction: no second reduction.
         for k in 2..10 {
             s.on_packet(ms(100 + k as u64), &ecn_ack(k), &mut out);
