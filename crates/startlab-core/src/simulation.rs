@@ -326,13 +326,14 @@ impl Simulation {
         match event {
             Event::Arrival(link) => {
                 let l = &mut self.net.links[link as usize];
+                let delivered = l.head_delivered();
                 let pkt = l.pop_arrival(self.now);
                 let node = l.to;
                 if let Some((t, seq)) = l.next_arrival() {
                     self.events.push_reserved(t, seq, Event::Arrival(link));
                 }
                 self.count_discarded(link);
-                if let Some(pkt) = pkt {
+                if delivered {
                     self.arrive(node, pkt);
                 }
             }
@@ -513,11 +514,16 @@ impl Simulation {
     }
 
     /// Counts the packets an AQM dropped (or sent and the wire lost) against their flows.
+    #[inline]
     fn count_discarded(&mut self, link: LinkId) {
-        let l = &mut self.net.links[link as usize];
-        if !l.has_discarded() {
-            return;
+        if self.net.links[link as usize].has_discarded() {
+            self.count_discarded_slow(link);
         }
+    }
+
+    #[inline(never)]
+    fn count_discarded_slow(&mut self, link: LinkId) {
+        let l = &mut self.net.links[link as usize];
         let (flow_drops, dropped) = (&mut self.flow_drops, &mut self.packets_dropped);
         l.take_discarded(|_, p, _| {
             flow_drops[p.flow as usize] += 1;

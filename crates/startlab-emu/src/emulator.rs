@@ -564,13 +564,14 @@ impl Side {
             let shared = Arc::clone(&self.shared);
             let mut sh = lock(&shared);
             let link = &mut sh.net.links[l as usize];
+            let delivered = link.head_delivered();
             let packet = link.pop_arrival(t);
             self.next_due[l as usize] = link.next_arrival();
             let at = link.to;
             self.discard(&mut sh, l);
-            let Some(packet) = packet else {
+            if !delivered {
                 continue; // lost on the wire: its frame went with `discard` when it was sent
-            };
+            }
             let mut frame = self
                 .frames
                 .remove(&seq)
@@ -717,5 +718,66 @@ impl Side {
             let mut sh = lock(&shared);
             self.sample_before(&mut sh, now);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The IPv4 header checksum computed from scratch (RFC 791).
+    fn checksum(h: &[u8]) -> u16 {
+        let mut sum: u32 = 0;
+        for (i, pair) in h[..20].chunks(2).enumerate() {
+            if i != 5 {
+                sum += u16::from_be_bytes([pair[0], pair[1]]) as u32;
+            }
+        }
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        !(sum as u16)
+    }
+
+    fn header(tos: u8) -> Vec<u8> {
+        let mut h = vec![
+            0x45, tos, 0x05, 0xdc, 0x1c, 0x46, 0x40, 0x00, 0x40, 0x06, 0, 0, 198, 18, 0, 1, 198,
+            18, 4, 1, 0x9c, 0x40, 0x13, 0x88,
+        ];
+        let c = checksum(&h);
+        h[10..12].copy_from_slice(&c.to_be_bytes());
+        h
+    }
+
+    #[test]
+    fn set_ce_marks_ect_packets_and_keeps_the_checksum_valid() {
+        for tos in [0x01u8, 0x02, 0xb9, 0xba] {
+            let mut h = header(tos);
+            set_ce(&mut h);
+            assert_eq!(h[1], tos | 3, "tos {tos:#x}");
+            assert_eq!(
+                u16::from_be_bytes([h[10], h[11]]),
+                checksum(&h),
+                "tos {tos:#x}"
+            );
+        }
+        // Not-ECT and CE packets are left alone.
+        for tos in [0x00u8, 0x03, 0xb8] {
+            let mut h = header(tos);
+            let before = h.clone();
+            set_ce(&mut h);
+            assert_eq!(h, before);
+        }
+    }
+
+    #[test]
+    fn the_flow_key_follows_the_five_tuple() {
+        let a = header(0);
+        let mut other_port = a.clone();
+        other_port[21] ^= 1;
+        let mut other_tos = a.clone();
+        other_tos[1] = 0x02;
+        assert_eq!(flow_key(&a), flow_key(&other_tos));
+        assert_ne!(flow_key(&a), flow_key(&other_port));
     }
 }

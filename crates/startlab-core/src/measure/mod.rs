@@ -66,7 +66,7 @@ table! {
         busy_ns: i64 = "ns",
         /// Packets the queue discipline marked CE so far.
         marks: u64 = "packets",
-        /// Mean sojourn (queued until transmission starts) of the packets that started transmission since the link's previous row; null if none did.
+        /// Mean sojourn (queued until transmission starts) of the packets an AQM sent, or a FIFO admitted, since the link's previous row; null if none.
         sojourn_ns: Option<i64> = "ns",
     }
 }
@@ -166,9 +166,9 @@ table! {
         max_queue_packets: u32 = "packets",
         /// Packets the queue discipline marked CE.
         marks: u64 = "packets",
-        /// Mean sojourn (queued until transmission starts) of the packets that started transmission; null if none did.
+        /// Mean sojourn (queued until transmission starts) of the packets an AQM sent or a FIFO admitted (a FIFO fixes it at admission); null if none.
         mean_sojourn_ns: Option<i64> = "ns",
-        /// Largest sojourn of a packet sent (with a FIFO, also of one waiting at the end); null if none.
+        /// Largest of those sojourns; null if none.
         max_sojourn_ns: Option<i64> = "ns",
     }
 }

@@ -195,11 +195,11 @@ impl Recorder {
     pub fn record_queue(&mut self, now: Time, l: LinkId, link: &mut Link) {
         let occ = link.occupancy(now);
         let stats = link.stats_at(now);
-        let (total, sent) = std::mem::replace(
+        let (total, counted) = std::mem::replace(
             &mut self.last_sojourn[l as usize],
-            (stats.sojourn_total, stats.forwarded_packets),
+            (stats.sojourn_total, stats.sojourn_packets),
         );
-        let new = stats.forwarded_packets - sent;
+        let new = stats.sojourn_packets - counted;
         self.queue_series.push(QueueSample {
             time_ns: now.as_nanos() as i64,
             link: l,
@@ -371,9 +371,9 @@ pub fn link_summaries(net: &mut Network, end: Time) -> Links {
             utilization: link.utilization(Duration::ZERO, Time::ZERO, end),
             max_queue_packets: stats.max_queue_packets,
             marks: stats.marks,
-            mean_sojourn_ns: (stats.forwarded_packets > 0)
-                .then(|| (stats.sojourn_total.as_nanos() / stats.forwarded_packets) as i64),
-            max_sojourn_ns: (stats.forwarded_packets > 0 || stats.sojourn_max > Duration::ZERO)
+            mean_sojourn_ns: (stats.sojourn_packets > 0)
+                .then(|| (stats.sojourn_total.as_nanos() / stats.sojourn_packets) as i64),
+            max_sojourn_ns: (stats.sojourn_packets > 0)
                 .then(|| stats.sojourn_max.as_nanos() as i64),
         });
     }

@@ -48,11 +48,13 @@ pub struct LinkStats {
     /// Packets the discipline marked CE.
     pub marks: u64,
     pub max_queue_packets: u32,
-    /// Sum and maximum of the sojourn times (queued until transmission starts) of the packets
-    /// that started transmission (`stats_at`; the maximum of a FIFO also counts the packets
-    /// waiting, whose sojourn is known when they are admitted).
+    /// Sum and maximum of the sojourn times (queued until transmission starts): of the packets
+    /// an AQM sent, and of those a FIFO admitted (whose sojourn is fixed when they are
+    /// admitted: counting them then keeps the FIFO's hot path short). `sojourn_packets` counts
+    /// them.
     pub sojourn_total: Duration,
     pub sojourn_max: Duration,
+    pub sojourn_packets: u64,
 }
 
 /// What became of a packet offered to a link.
@@ -73,11 +75,15 @@ pub enum Admission {
 #[derive(Clone, Debug)]
 struct InFlight {
     arrival: Time,
+    /// The event-order number of its arrival; with [`LOST`] set, a placeholder for a packet
+    /// lost on the wire, which only keeps the link's next event (an AQM's link). A flag in the
+    /// number rather than a field keeps the pipe's entries small.
     seq: u64,
     packet: Packet,
-    /// Lost on the wire: it only keeps the link's next event (an AQM's link).
-    lost: bool,
 }
+
+/// The flag of a placeholder's `seq` (event-order numbers never reach 2^63).
+const LOST: u64 = 1 << 63;
 
 #[derive(Clone, Debug)]
 pub struct Link {
@@ -90,10 +96,8 @@ pub struct Link {
     /// Total serialization time of everything admitted so far.
     busy_total: Duration,
     /// Packets admitted but not yet started: (transmission start, wire bytes), oldest first.
-    waiting: VecDeque<(Time, u32, Duration)>,
+    waiting: VecDeque<(Time, u32)>,
     waiting_bytes: u64,
-    /// Sum of the sojourn times of the waiting packets (determined at admission).
-    waiting_sojourn: Duration,
     /// Packets transmitted or being transmitted, not yet arrived, oldest first.
     pipe: VecDeque<InFlight>,
     pub stats: LinkStats,
@@ -120,7 +124,6 @@ impl Link {
             busy_total: Duration::ZERO,
             waiting: VecDeque::new(),
             waiting_bytes: 0,
-            waiting_sojourn: Duration::ZERO,
             pipe: VecDeque::new(),
             stats: LinkStats::default(),
             scripted_losses: Vec::new(),
@@ -131,6 +134,7 @@ impl Link {
     }
 
     /// Whether the discipline decides at dequeue.
+    #[inline]
     pub fn is_aqm(&self) -> bool {
         matches!(self.params.discipline, Discipline::Aqm(_))
     }
@@ -159,30 +163,39 @@ impl Link {
 
     /// Forgets waiting packets whose transmission has started by `now`.
     fn advance(&mut self, now: Time) {
-        while let Some(&(start, bytes, sojourn)) = self.waiting.front() {
+        while let Some(&(start, bytes)) = self.waiting.front() {
             if start > now {
                 break;
             }
             self.waiting.pop_front();
             self.waiting_bytes -= bytes as u64;
-            self.waiting_sojourn = self.waiting_sojourn.saturating_sub(sojourn);
         }
     }
 
     /// Queue occupancy at `now`: packets waiting, not counting the one being transmitted.
     pub fn occupancy(&mut self, now: Time) -> Occupancy {
         if self.is_aqm() {
-            self.serve(now);
-            let Discipline::Aqm(q) = &self.params.discipline else {
-                unreachable!("an AQM link")
-            };
-            let idle_since = (q.is_empty() && self.busy_until <= now).then_some(self.busy_until);
-            return Occupancy {
-                packets: q.len(),
-                bytes: q.backlog(),
-                idle_since,
-            };
+            return self.aqm_occupancy(now);
         }
+        self.fifo_occupancy(now)
+    }
+
+    #[inline(never)]
+    fn aqm_occupancy(&mut self, now: Time) -> Occupancy {
+        self.serve(now);
+        let Discipline::Aqm(q) = &self.params.discipline else {
+            unreachable!("an AQM link")
+        };
+        let idle_since = (q.is_empty() && self.busy_until <= now).then_some(self.busy_until);
+        Occupancy {
+            packets: q.len(),
+            bytes: q.backlog(),
+            idle_since,
+        }
+    }
+
+    #[inline]
+    fn fifo_occupancy(&mut self, now: Time) -> Occupancy {
         self.advance(now);
         let idle_since =
             (self.waiting.is_empty() && self.busy_until <= now).then_some(self.busy_until);
@@ -199,7 +212,7 @@ impl Link {
         if self.is_aqm() {
             return self.enqueue_aqm(now, packet, seq);
         }
-        let occ = self.occupancy(now);
+        let occ = self.fifo_occupancy(now);
         if !self.params.discipline.admit(&occ, packet.wire_bytes, now) {
             self.stats.drops += 1;
             return Admission::Dropped;
@@ -213,10 +226,10 @@ impl Link {
         let sojourn = start.saturating_since(now);
         self.stats.sojourn_total += sojourn;
         self.stats.sojourn_max = self.stats.sojourn_max.max(sojourn);
+        self.stats.sojourn_packets += 1;
         if start > now {
-            self.waiting.push_back((start, packet.wire_bytes, sojourn));
+            self.waiting.push_back((start, packet.wire_bytes));
             self.waiting_bytes += packet.wire_bytes as u64;
-            self.waiting_sojourn += sojourn;
             self.stats.max_queue_packets =
                 self.stats.max_queue_packets.max(self.waiting.len() as u32);
         }
@@ -230,7 +243,6 @@ impl Link {
             arrival,
             seq,
             packet,
-            lost: false,
         });
         Admission::Scheduled {
             arrival,
@@ -240,6 +252,7 @@ impl Link {
 
     /// An arrival at an AQM: the dequeues due before it first, then the discipline's verdict,
     /// then, if the transmitter is idle, its dequeue now.
+    #[inline(never)]
     fn enqueue_aqm(&mut self, now: Time, packet: Packet, seq: u64) -> Admission {
         self.serve(now);
         let was_empty = self.pipe.is_empty();
@@ -270,6 +283,7 @@ impl Link {
 
     /// Runs the AQM's dequeues and timer firings due by `now`, in time order (a dequeue before
     /// a timer firing at the same instant).
+    #[inline(never)]
     fn serve(&mut self, now: Time) {
         loop {
             let Discipline::Aqm(q) = &mut self.params.discipline else {
@@ -306,6 +320,7 @@ impl Link {
         let sojourn = at.saturating_since(item.enqueued);
         self.stats.sojourn_total += sojourn;
         self.stats.sojourn_max = self.stats.sojourn_max.max(sojourn);
+        self.stats.sojourn_packets += 1;
         let lost = self.rng.bernoulli(self.params.loss) || self.scripted_loss(&item.packet);
         if lost {
             self.stats.losses += 1;
@@ -314,9 +329,8 @@ impl Link {
         }
         self.pipe.push_back(InFlight {
             arrival: self.busy_until + self.params.delay,
-            seq: item.seq,
+            seq: if lost { item.seq | LOST } else { item.seq },
             packet: item.packet,
-            lost,
         });
     }
 
@@ -338,34 +352,45 @@ impl Link {
     }
 
     /// Whether `take_discarded` has anything to hand.
+    #[inline]
     pub fn has_discarded(&self) -> bool {
         !self.discarded.is_empty()
     }
 
     /// Runs what an AQM has due by `now` (nothing for a FIFO): for exact counters at `now`.
     pub fn settle(&mut self, now: Time) {
-        self.serve(now);
+        if self.is_aqm() {
+            self.serve(now);
+        }
     }
 
-    /// Removes the head packet, which arrives now (`now`, the time of `next_arrival`). `None`
-    /// for the placeholder of a packet an AQM sent and the wire lost (`take_discarded` handed
-    /// it when it was sent).
-    pub fn pop_arrival(&mut self, now: Time) -> Option<Packet> {
+    /// Whether the head packet in flight is delivered when it arrives: not the placeholder of a
+    /// packet an AQM sent and the wire lost (`take_discarded` handed it when it was sent).
+    #[inline]
+    pub fn head_delivered(&self) -> bool {
+        self.pipe.front().is_some_and(|f| f.seq & LOST == 0)
+    }
+
+    /// Removes the head packet, which arrives now (`now`, the time of `next_arrival`); see
+    /// [`Self::head_delivered`] for a placeholder.
+    #[inline]
+    pub fn pop_arrival(&mut self, now: Time) -> Packet {
         let head = self
             .pipe
             .pop_front()
             .expect("link arrival without a packet in flight");
-        self.serve(now);
-        if head.lost {
-            self.lost_in_pipe -= 1;
-            return None;
+        if self.is_aqm() {
+            self.serve(now);
         }
-        Some(head.packet)
+        if head.seq & LOST != 0 {
+            self.lost_in_pipe -= 1;
+        }
+        head.packet
     }
 
     /// Arrival time and event-order number of the head packet, if any.
     pub fn next_arrival(&self) -> Option<(Time, u64)> {
-        self.pipe.front().map(|f| (f.arrival, f.seq))
+        self.pipe.front().map(|f| (f.arrival, f.seq & !LOST))
     }
 
     /// Cumulative transmitting time up to `now` (exact: everything admitted is sent back to back).
@@ -385,12 +410,13 @@ impl Link {
 
     /// Counters as of `now`: packets admitted but not yet started are not counted as forwarded.
     pub fn stats_at(&mut self, now: Time) -> LinkStats {
-        self.serve(now);
+        if self.is_aqm() {
+            self.serve(now);
+        }
         self.advance(now);
         let mut s = self.stats.clone();
         s.forwarded_packets -= self.waiting.len() as u64;
         s.forwarded_bytes -= self.waiting_bytes;
-        s.sojourn_total = s.sojourn_total.saturating_sub(self.waiting_sojourn);
         s
     }
 

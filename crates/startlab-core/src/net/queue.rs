@@ -146,7 +146,8 @@ impl Red {
 pub enum Discipline {
     DropTail(DropTail),
     Red(Red),
-    Aqm(Aqm),
+    /// Boxed: the FIFO disciplines stay small, so a link's hot fields share cache lines.
+    Aqm(Box<Aqm>),
 }
 
 impl Discipline {

@@ -84,7 +84,8 @@ pub fn replay(discipline: Discipline, rate: Rate, arrivals: &[ReplayArrival]) ->
             if t > until {
                 break;
             }
-            let p = link.pop_arrival(t).expect("no loss on a replay's link");
+            assert!(link.head_delivered(), "no loss on a replay's link");
+            let p = link.pop_arrival(t);
             let a = &arrivals[id as usize];
             let marked = p.ecn == Ecn::Ce && a.ecn != Ecn::Ce;
             decisions[id as usize] = Some(Decision {

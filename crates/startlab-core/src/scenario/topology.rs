@@ -123,8 +123,10 @@ pub fn replay_discipline(text: &str, rate: Rate, seed: u64) -> Result<Discipline
     let filled = filled.in_packets(1.0);
     let mut streams = QueueStreams { seed, next: 0 };
     let mut d = streams.discipline(&filled, rate);
-    if let Discipline::Aqm(Aqm::FqCodel(q)) = &mut d {
-        q.classifier = Classifier::FlowNumber;
+    if let Discipline::Aqm(a) = &mut d {
+        if let Aqm::FqCodel(q) = a.as_mut() {
+            q.classifier = Classifier::FlowNumber;
+        }
     }
     Ok(d)
 }
@@ -490,23 +492,23 @@ impl QueueStreams {
                 rate.transmit_time(Self::TYPICAL_PACKET_BYTES),
                 self.stream(),
             )),
-            FilledQueue::Codel { limit, params } => {
-                Discipline::Aqm(Aqm::Codel(Codel::new(params.clone(), packets(*limit))))
-            }
+            FilledQueue::Codel { limit, params } => Discipline::Aqm(Box::new(Aqm::Codel(
+                Codel::new(params.clone(), packets(*limit)),
+            ))),
             FilledQueue::FqCodel { limit, params } => {
                 // The hash perturbation, as the kernel draws one per qdisc.
                 let perturbation = self.stream().next_u64() as u32;
-                Discipline::Aqm(Aqm::FqCodel(Box::new(FqCodel::new(
+                Discipline::Aqm(Box::new(Aqm::FqCodel(Box::new(FqCodel::new(
                     params.clone(),
                     packets(*limit),
                     Classifier::Hash { perturbation },
-                ))))
+                )))))
             }
-            FilledQueue::Pie { limit, params } => Discipline::Aqm(Aqm::Pie(Pie::new(
+            FilledQueue::Pie { limit, params } => Discipline::Aqm(Box::new(Aqm::Pie(Pie::new(
                 params.clone(),
                 packets(*limit),
                 self.stream(),
-            ))),
+            )))),
         }
     }
 
