@@ -381,7 +381,8 @@ def main(argv: list[str] | None = None) -> int:
         "--targets",
         choices=("linux", "bbr", "aqm"),
         default="linux",
-        help="the targets: the Linux stack's (default), BBR's or the AQMs' (docs/kernel.md, docs/aqm.md)",
+        help="the targets: the Linux stack's (default), BBR's or the AQMs' "
+        "(docs/kernel.md, docs/aqm.md)",
     )
     ap.add_argument(
         "--export-trace",

@@ -206,9 +206,7 @@ BAD_SCENARIOS = {
     ),
     "fq-codel-quantum-too-small": (
         _broken(
-            lambda d: d["topology"]["bottleneck"].update(
-                queue={"kind": "fq_codel", "quantum": 100}
-            )
+            lambda d: d["topology"]["bottleneck"].update(queue={"kind": "fq_codel", "quantum": 100})
         ),
         [field_pattern("topology", "bottleneck", "queue", "quantum"), "100", "256"],
     ),

@@ -498,11 +498,11 @@ impl QueueStreams {
             FilledQueue::FqCodel { limit, params } => {
                 // The hash perturbation, as the kernel draws one per qdisc.
                 let perturbation = self.stream().next_u64() as u32;
-                Discipline::Aqm(Box::new(Aqm::FqCodel(Box::new(FqCodel::new(
+                Discipline::Aqm(Box::new(Aqm::FqCodel(FqCodel::new(
                     params.clone(),
                     packets(*limit),
                     Classifier::Hash { perturbation },
-                )))))
+                ))))
             }
             FilledQueue::Pie { limit, params } => Discipline::Aqm(Box::new(Aqm::Pie(Pie::new(
                 params.clone(),

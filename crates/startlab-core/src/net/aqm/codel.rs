@@ -279,6 +279,10 @@ impl Codel {
         self.fifo.packets.len() as u32
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn backlog(&self) -> u64 {
         self.fifo.backlog
     }

@@ -246,6 +246,10 @@ impl FqCodel {
         self.qlen
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn backlog(&self) -> u64 {
         self.backlog
     }

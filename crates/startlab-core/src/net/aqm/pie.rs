@@ -348,6 +348,10 @@ impl Pie {
         self.fifo.len() as u32
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn backlog(&self) -> u64 {
         self.backlog
     }
