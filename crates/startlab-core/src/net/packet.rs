@@ -69,16 +69,16 @@ impl Ecn {
         }
     }
 
-    /// Sets CE on an ECN-capable packet and says whether it did, as `INET_ECN_set_ce` does: a
-    /// Not-ECT packet cannot be marked, and one already CE is not marked again (an AQM then
-    /// drops it instead).
+    /// Sets CE on an ECN-capable packet and says whether the packet now carries CE, as
+    /// `IP_ECN_set_ce` does (`if (!(ecn & 2)) return !ecn;`): a Not-ECT packet cannot be
+    /// marked (an AQM drops it instead), one already CE counts as marked and is left as it is.
     pub fn set_ce(&mut self) -> bool {
         match self {
-            Ecn::Ect0 | Ecn::Ect1 => {
+            Ecn::Ect0 | Ecn::Ect1 | Ecn::Ce => {
                 *self = Ecn::Ce;
                 true
             }
-            Ecn::NotEct | Ecn::Ce => false,
+            Ecn::NotEct => false,
         }
     }
 }
@@ -120,7 +120,7 @@ mod tests {
             (Ecn::NotEct, false, Ecn::NotEct),
             (Ecn::Ect0, true, Ecn::Ce),
             (Ecn::Ect1, true, Ecn::Ce),
-            (Ecn::Ce, false, Ecn::Ce),
+            (Ecn::Ce, true, Ecn::Ce),
         ] {
             let mut e = before;
             assert_eq!(e.set_ce(), marked);
