@@ -569,6 +569,35 @@ mod ecn_tests {
     }
 
     #[test]
+    fn dctcps_receiver_mirrors_each_segments_ce_state() {
+        // RFC 8257 §3.2 (dctcp_ece_ack_update): with delayed ACKs, a change of CE state sends
+        // the held ACK first with the old state, then acknowledges the changing segment at once.
+        let cfg = TcpConfig {
+            ecn: true,
+            ecn_ca: true,
+            delayed_ack: true,
+            ..TcpConfig::default()
+        };
+        let mut r = TcpReceiver::new(0, 1, 0, cfg, FlowSize::UNLIMITED);
+        let mut out = Outbox::default();
+        let t = Time::ZERO;
+        r.on_packet(t, &data(0, Ecn::Ect0, false), &mut out);
+        assert!(out.packets.is_empty(), "the first segment's ACK is delayed");
+        r.on_packet(t, &data(1, Ecn::Ce, false), &mut out);
+        let acks: Vec<(u32, bool)> = out.packets.iter().map(|p| (p.seq, p.ece)).collect();
+        assert_eq!(acks, vec![(1, false), (2, true)]);
+        out.packets.clear();
+        // Still CE: an ordinary delayed ACK, echoing; back to ECT: at once, not echoing. No
+        // CWR is needed to end the echo.
+        r.on_packet(t, &data(2, Ecn::Ce, false), &mut out);
+        r.on_packet(t, &data(3, Ecn::Ce, false), &mut out);
+        r.on_packet(t, &data(4, Ecn::Ect0, false), &mut out);
+        let acks: Vec<(u32, bool)> = out.packets.iter().map(|p| (p.seq, p.ece)).collect();
+        assert_eq!(acks, vec![(4, true), (5, false)]);
+        assert_eq!(r.ce_marks, 3);
+    }
+
+    #[test]
     fn the_linux_receiver_acknowledges_at_once_after_a_mark() {
         let mut r = receiver(true);
         let mut out = Outbox::default();
