@@ -87,16 +87,12 @@ def _fmt(x: Any, digits: int = 3) -> str:
 
 
 NUMERIC = ("ss_exit_time", "ss_exit_cwnd", "utilization", "retransmissions", "timeouts")
-OPTIONAL = (
-    "exit_bw",
-    "mean_queue",
-    "max_queue",
-    "share",
-    "queue_drops",
-    "marks",
-    "mean_sojourn",
-)
-"""Metrics of BBR's and the AQMs' targets, summarised when the results have them."""
+OPTIONAL_BBR = ("exit_bw", "mean_queue", "max_queue", "share")
+"""Metrics of BBR's targets."""
+OPTIONAL_AQM = ("queue_drops", "marks", "mean_sojourn")
+"""Metrics of the AQMs' targets."""
+OPTIONAL = OPTIONAL_BBR + OPTIONAL_AQM
+"""Summarised when the results have them."""
 
 
 @dataclass
@@ -412,8 +408,8 @@ def main(argv: list[str] | None = None) -> int:
             "utilization",
             "retransmissions",
             "timeouts",
-            *(OPTIONAL[:4] if args.targets == "bbr" else ()),
-            *(OPTIONAL[4:] if args.targets == "aqm" else ()),
+            *(OPTIONAL_BBR if args.targets == "bbr" else ()),
+            *(OPTIONAL_AQM if args.targets == "aqm" else ()),
         )
         if c not in results.columns
     ]

@@ -19,7 +19,7 @@
 use crate::clock::{self, monotonic_ns, poll_readable, WakeLatency};
 use crate::lateness::Lateness;
 use startlab_core::measure::Recorder;
-use startlab_core::net::{Admission, Ecn, LinkId, Network, NodeId, Packet, PacketKind, SackBlocks};
+use startlab_core::net::{Admission, Ecn, LinkId, Network, NodeId, Packet};
 use startlab_core::time::{Duration, Time};
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -446,7 +446,7 @@ fn set_ce(packet: &mut [u8]) {
         return;
     }
     let tos = packet[1];
-    if !matches!(tos & 3, 1 | 2) {
+    if !matches!(Ecn::from_bits(tos), Ecn::Ect0 | Ecn::Ect1) {
         return;
     }
     let old = u16::from_be_bytes([packet[0], tos]);
@@ -646,21 +646,11 @@ impl Side {
             self.report.foreign_packets += 1;
             return;
         };
+        // The link serializes the whole IP packet; FQ-CoDel's flow is the 5-tuple's hash (the
+        // kernel's skb_get_hash, in spirit).
         let packet = Packet {
-            // FQ-CoDel's flow: the 5-tuple's hash (the kernel's skb_get_hash, in spirit).
-            flow: flow_key(bytes),
-            src,
-            dst,
-            // The link serializes the whole IP packet.
-            wire_bytes: bytes.len() as u32,
-            kind: PacketKind::Datagram,
-            seq: 0,
-            rwnd_segments: 0,
-            ts: at,
-            sack: SackBlocks::default(),
             ecn: Ecn::from_bits(bytes[1]),
-            ece: false,
-            cwr: false,
+            ..Packet::datagram(flow_key(bytes), src, dst, bytes.len() as u32, 0, at)
         };
         let shared = Arc::clone(&self.shared);
         let mut sh = lock(&shared);

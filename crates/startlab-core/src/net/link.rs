@@ -438,24 +438,10 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::SackBlocks;
     use crate::net::queue::DropTail;
 
     fn pkt(bytes: u32) -> Packet {
-        Packet {
-            flow: 0,
-            src: 0,
-            dst: 1,
-            wire_bytes: bytes,
-            kind: PacketKind::Datagram,
-            seq: 0,
-            rwnd_segments: 0,
-            ts: Time::ZERO,
-            sack: SackBlocks::default(),
-            ecn: Default::default(),
-            ece: false,
-            cwr: false,
-        }
+        Packet::datagram(0, 0, 1, bytes, 0, Time::ZERO)
     }
 
     fn link(limit: u32) -> Link {

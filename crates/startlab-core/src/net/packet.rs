@@ -110,6 +110,34 @@ pub struct Packet {
     pub cwr: bool,
 }
 
+impl Packet {
+    /// A datagram of `wire_bytes` from `src` to `dst`, numbered `seq`, sent at `ts` (UDP
+    /// sources, the emulator's IP packets, replays): no TCP fields, Not-ECT.
+    pub fn datagram(
+        flow: FlowId,
+        src: NodeId,
+        dst: NodeId,
+        wire_bytes: u32,
+        seq: u32,
+        ts: Time,
+    ) -> Self {
+        Packet {
+            ts,
+            flow,
+            src,
+            dst,
+            wire_bytes,
+            seq,
+            rwnd_segments: 0,
+            sack: SackBlocks::default(),
+            kind: PacketKind::Datagram,
+            ecn: Ecn::NotEct,
+            ece: false,
+            cwr: false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Ecn;

@@ -8,7 +8,7 @@
 //! and dequeued at once; a dequeue due at the same nanosecond as an arrival happens first.
 
 use super::link::{Admission, Link, LinkParams};
-use super::packet::{Ecn, Packet, PacketKind, SackBlocks};
+use super::packet::{Ecn, Packet};
 use super::queue::Discipline;
 use crate::rng::Rng;
 use crate::time::{Duration, Time};
@@ -105,18 +105,8 @@ pub fn replay(discipline: Discipline, rate: Rate, arrivals: &[ReplayArrival]) ->
         drain(&mut link, a.time, &mut decisions);
         note_discarded(&mut link, &mut decisions);
         let packet = Packet {
-            flow: a.flow,
-            src: 0,
-            dst: 1,
-            wire_bytes: a.bytes,
-            kind: PacketKind::Datagram,
-            seq: id as u32,
-            rwnd_segments: 0,
-            ts: a.time,
-            sack: SackBlocks::default(),
             ecn: a.ecn,
-            ece: false,
-            cwr: false,
+            ..Packet::datagram(a.flow, 0, 1, a.bytes, id as u32, a.time)
         };
         if let Admission::Dropped = link.enqueue(a.time, packet, id as u64) {
             decisions[id] = Some(Decision {

@@ -148,87 +148,50 @@ pub fn probability(p: f64, path: &str) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-/// The fields of `written` that belong to no AQM are absent, and those of another AQM too.
-pub fn aqm_fields(written: &QueueSpec, path: &str) -> Result<(), ScenarioError> {
-    let kind = written.kind;
-    let (codel, fq, pie) = (
-        kind == QueueKind::Codel || kind == QueueKind::FqCodel,
-        kind == QueueKind::FqCodel,
-        kind == QueueKind::Pie,
-    );
-    for (f, set, allowed) in [
-        ("min_th", written.min_th.is_some(), false),
-        ("max_th", written.max_th.is_some(), false),
-        ("max_p", written.max_p.is_some(), false),
-        ("w_q", written.w_q.is_some(), false),
-        ("gentle", written.gentle.is_some(), false),
-        ("interval", written.interval.is_some(), codel),
-        ("ce_threshold", written.ce_threshold.is_some(), codel),
-        ("flows", written.flows.is_some(), fq),
-        ("quantum", written.quantum.is_some(), fq),
-        ("memory_limit", written.memory_limit.is_some(), fq),
-        ("drop_batch", written.drop_batch.is_some(), fq),
-        ("tupdate", written.tupdate.is_some(), pie),
-        ("alpha", written.alpha.is_some(), pie),
-        ("beta", written.beta.is_some(), pie),
-        ("bytemode", written.bytemode.is_some(), pie),
-        (
-            "dq_rate_estimator",
-            written.dq_rate_estimator.is_some(),
-            pie,
-        ),
+/// Each field of `written` belongs to its kind (at `path`): RED's thresholds to `red`, CoDel's
+/// to `codel` and `fq_codel`, FQ-CoDel's and PIE's to themselves, and what every AQM has to
+/// the three AQMs.
+pub fn queue_fields(written: &QueueSpec, path: &str) -> Result<(), ScenarioError> {
+    use QueueKind::{Codel, FqCodel, Pie, Red};
+    const AQM: &[QueueKind] = &[Codel, FqCodel, Pie];
+    const CODEL: &[QueueKind] = &[Codel, FqCodel];
+    let w = written;
+    for (f, set, kinds) in [
+        ("min_th", w.min_th.is_some(), &[Red][..]),
+        ("max_th", w.max_th.is_some(), &[Red]),
+        ("max_p", w.max_p.is_some(), &[Red]),
+        ("w_q", w.w_q.is_some(), &[Red]),
+        ("gentle", w.gentle.is_some(), &[Red]),
+        ("target", w.target.is_some(), AQM),
+        ("interval", w.interval.is_some(), CODEL),
+        ("ce_threshold", w.ce_threshold.is_some(), CODEL),
+        ("ecn", w.ecn.is_some(), AQM),
+        ("mtu", w.mtu.is_some(), AQM),
+        ("flows", w.flows.is_some(), &[FqCodel]),
+        ("quantum", w.quantum.is_some(), &[FqCodel]),
+        ("memory_limit", w.memory_limit.is_some(), &[FqCodel]),
+        ("drop_batch", w.drop_batch.is_some(), &[FqCodel]),
+        ("tupdate", w.tupdate.is_some(), &[Pie]),
+        ("alpha", w.alpha.is_some(), &[Pie]),
+        ("beta", w.beta.is_some(), &[Pie]),
+        ("bytemode", w.bytemode.is_some(), &[Pie]),
+        ("dq_rate_estimator", w.dq_rate_estimator.is_some(), &[Pie]),
     ] {
-        if !allowed {
-            not_for(&format!("{path}.{f}"), set, kind.name())?;
+        if !kinds.contains(&w.kind) {
+            not_for(&format!("{path}.{f}"), set, w.kind.name())?;
         }
     }
     Ok(())
 }
 
-/// The AQM fields, absent from a FIFO queue (at `path`).
-fn no_aqm_fields(written: &QueueSpec, path: &str) -> Result<(), ScenarioError> {
-    for (f, set) in [
-        ("target", written.target.is_some()),
-        ("interval", written.interval.is_some()),
-        ("ce_threshold", written.ce_threshold.is_some()),
-        ("ecn", written.ecn.is_some()),
-        ("mtu", written.mtu.is_some()),
-        ("flows", written.flows.is_some()),
-        ("quantum", written.quantum.is_some()),
-        ("memory_limit", written.memory_limit.is_some()),
-        ("drop_batch", written.drop_batch.is_some()),
-        ("tupdate", written.tupdate.is_some()),
-        ("alpha", written.alpha.is_some()),
-        ("beta", written.beta.is_some()),
-        ("bytemode", written.bytemode.is_some()),
-        ("dq_rate_estimator", written.dq_rate_estimator.is_some()),
-    ] {
-        not_for(&format!("{path}.{f}"), set, written.kind.name())?;
-    }
-    Ok(())
-}
-
-/// A queue (at `path`) as written and as filled: a drop-tail queue has none of RED's fields,
-/// RED's thresholds are in order and its probabilities in range.
-pub fn queue<L>(
-    written: &QueueSpec,
-    filled: &FilledQueue<L>,
-    path: &str,
-) -> Result<(), ScenarioError> {
+/// A filled queue (at `path`): RED's thresholds are in order and its probabilities in range
+/// (the AQMs' ranges are checked as they are filled).
+pub fn queue<L>(filled: &FilledQueue<L>, path: &str) -> Result<(), ScenarioError> {
     match *filled {
-        FilledQueue::Codel { .. } | FilledQueue::FqCodel { .. } | FilledQueue::Pie { .. } => {}
-        FilledQueue::DropTail { .. } => {
-            no_aqm_fields(written, path)?;
-            for (f, set) in [
-                ("min_th", written.min_th.is_some()),
-                ("max_th", written.max_th.is_some()),
-                ("max_p", written.max_p.is_some()),
-                ("w_q", written.w_q.is_some()),
-                ("gentle", written.gentle.is_some()),
-            ] {
-                not_for(&format!("{path}.{f}"), set, "droptail")?;
-            }
-        }
+        FilledQueue::DropTail { .. }
+        | FilledQueue::Codel { .. }
+        | FilledQueue::FqCodel { .. }
+        | FilledQueue::Pie { .. } => {}
         FilledQueue::Red {
             min_th: min,
             max_th: max,
@@ -236,7 +199,6 @@ pub fn queue<L>(
             w_q,
             ..
         } => {
-            no_aqm_fields(written, path)?;
             if !(min >= 0.0 && min < max) {
                 return Err(err(format!("{path}.min_th"), format!("invalid thresholds min_th = {min}, max_th = {max}: expected 0 <= min_th < max_th")));
             }

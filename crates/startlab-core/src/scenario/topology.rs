@@ -133,6 +133,7 @@ pub fn replay_discipline(text: &str, rate: Rate, seed: u64) -> Result<Discipline
 
 /// A queue as written, with its defaults, checked.
 fn filled_queue(written: &QueueSpec, path: &str) -> Result<FilledQueue<QueueLimit>, ScenarioError> {
+    check::queue_fields(written, path)?;
     let q = fill_queue(written.clone());
     let limit = q.limit.unwrap_or(QueueLimit::Bdp(1.0));
     let filled = match q.kind {
@@ -145,12 +146,9 @@ fn filled_queue(written: &QueueSpec, path: &str) -> Result<FilledQueue<QueueLimi
             w_q: q.w_q.unwrap_or(0.002),
             gentle: q.gentle.unwrap_or(true),
         },
-        QueueKind::Codel | QueueKind::FqCodel | QueueKind::Pie => {
-            check::aqm_fields(written, path)?;
-            aqm_queue(&q, limit, path)?
-        }
+        QueueKind::Codel | QueueKind::FqCodel | QueueKind::Pie => aqm_queue(&q, limit, path)?,
     };
-    check::queue(written, &filled, path)?;
+    check::queue(&filled, path)?;
     Ok(filled)
 }
 

@@ -359,7 +359,7 @@ mod tests {
     use super::*;
     use crate::time::Duration;
 
-    fn data(seq: u32) -> Packet {
+    pub(super) fn data(seq: u32) -> Packet {
         Packet {
             flow: 0,
             src: 0,
@@ -506,18 +506,9 @@ mod ecn_tests {
 
     fn data(seq: u32, ecn: Ecn, cwr: bool) -> Packet {
         Packet {
-            flow: 0,
-            src: 0,
-            dst: 1,
-            wire_bytes: 1040,
-            kind: PacketKind::Data,
-            seq,
-            rwnd_segments: 0,
-            ts: Time::ZERO,
-            sack: SackBlocks::default(),
             ecn,
-            ece: false,
             cwr,
+            ..super::tests::data(seq)
         }
     }
 

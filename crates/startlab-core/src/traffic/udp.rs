@@ -1,7 +1,7 @@
 //! UDP sources: constant bit rate, and on-off (constant rate while on).
 
 use super::dist::OnOffDistribution;
-use crate::net::{FlowId, NodeId, Packet, PacketKind, SackBlocks};
+use crate::net::{FlowId, NodeId, Packet};
 use crate::rng::Rng;
 use crate::time::{Duration, Time};
 use crate::units::Rate;
@@ -109,20 +109,14 @@ impl UdpSource {
     }
 
     fn emit(&mut self, out: &mut Vec<Packet>) {
-        out.push(Packet {
-            flow: self.flow,
-            src: self.src,
-            dst: self.dst,
-            wire_bytes: self.packet_bytes,
-            kind: PacketKind::Datagram,
-            seq: self.next_seq,
-            rwnd_segments: 0,
-            ts: Time::ZERO,
-            sack: SackBlocks::default(),
-            ecn: Default::default(),
-            ece: false,
-            cwr: false,
-        });
+        out.push(Packet::datagram(
+            self.flow,
+            self.src,
+            self.dst,
+            self.packet_bytes,
+            self.next_seq,
+            Time::ZERO,
+        ));
         self.next_seq = self.next_seq.wrapping_add(1);
         self.sent_packets += 1;
     }

@@ -127,23 +127,13 @@ impl Aqm {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::net::packet::{Ecn, PacketKind, SackBlocks};
+    use crate::net::packet::Ecn;
 
     pub(crate) fn item_of(flow: u32, bytes: u32, enqueued: Time, ecn: Ecn) -> Queued {
         Queued {
             packet: Packet {
-                flow,
-                src: 0,
-                dst: 1,
-                wire_bytes: bytes,
-                kind: PacketKind::Datagram,
-                seq: 0,
-                rwnd_segments: 0,
-                ts: enqueued,
-                sack: SackBlocks::default(),
                 ecn,
-                ece: false,
-                cwr: false,
+                ..Packet::datagram(flow, 0, 1, bytes, 0, enqueued)
             },
             seq: 0,
             enqueued,

@@ -141,7 +141,7 @@ impl Ns2Recovery {
         }
         // ECN (ns-2 `TcpAgent::ecn`, RFC 3168 §6.1.2): an echo for data sent after the last
         // reduction halves the window once per window, and this ACK does not grow it.
-        let ecn_reduced = c.cfg.ecn && pkt.ece && ack > self.recover && self.ecn_reduce(c, now);
+        let ecn_reduced = ece && ack > self.recover && self.ecn_reduce(c, now);
         let acked = ack - una_before;
         if acked > 0 {
             let hold = cong_controlled || ecn_reduced;
