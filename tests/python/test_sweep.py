@@ -460,6 +460,22 @@ def test_metrics_agree_with_the_result():
     assert got["late_goodput"] == pytest.approx((at[3.0] - at[1.0]) * 8 / 2.0)
 
 
+def test_sojourn_metrics_read_the_links_percentiles():
+    document = dumbbell(rate="20Mbps", duration="3s", flows=2)
+    document["topology"]["bottleneck"]["queue"] = {"kind": "codel"}
+    result = startlab.run(document)
+    link = result.link("bottleneck")
+    metrics = [parse_metric(k, f"{k}_sojourn") for k in ("mean", "p50", "p99", "max")]
+    values, errors = compute_metrics(result, metrics)
+    assert errors == []
+    got = {m.name: values[m.id] for m in metrics}
+    for name in got:
+        assert got[name] == link[f"{name}_sojourn_ns"] / 1e9
+    # Two flows through CoDel keep a standing queue: the percentiles are ordered and positive.
+    assert 0 < got["p50"] <= got["p99"] <= got["max"]
+    assert link["p50_sojourn_ns"] <= link["p90_sojourn_ns"] <= link["p99_sojourn_ns"]
+
+
 def test_exit_bw_and_share_agree_with_the_tables():
     document = lossy(duration="4s", flows=2, rate="20Mbps", loss=0.0)
     for f in document["flows"]:

@@ -266,6 +266,30 @@ KINDS: dict[str, MetricKind] = {
             column="mean_sojourn_ns",
         ),
         MetricKind(
+            "p50_sojourn",
+            "link",
+            "median time a packet sent on the link waited in its queue",
+            "s",
+            ("link",),
+            column="p50_sojourn_ns",
+        ),
+        MetricKind(
+            "p99_sojourn",
+            "link",
+            "99th percentile of the time a packet sent on the link waited in its queue",
+            "s",
+            ("link",),
+            column="p99_sojourn_ns",
+        ),
+        MetricKind(
+            "max_sojourn",
+            "link",
+            "longest time a packet sent on the link waited in its queue",
+            "s",
+            ("link",),
+            column="max_sojourn_ns",
+        ),
+        MetricKind(
             "losses",
             "link",
             "packets lost at random on the link (its loss probability)",
@@ -831,8 +855,8 @@ def _link_metric(context: _Context, metric: Metric) -> Any:
     windowed = metric.param("from") is not None or metric.param("to") is not None
     if metric.kind == "utilization" and not windowed:
         return row["utilization"]
-    if metric.kind == "mean_sojourn":
-        ns = row["mean_sojourn_ns"]
+    if metric.kind.endswith("_sojourn"):
+        ns = row[metric.spec.column]
         return None if ns is None else ns / NS_PER_S
     if metric.kind not in ("utilization", "mean_queue"):
         return row[metric.spec.column]

@@ -168,6 +168,12 @@ table! {
         marks: u64 = "packets",
         /// Mean sojourn (queued until transmission starts) of the packets an AQM sent or a FIFO admitted (a FIFO fixes it at admission); null if none.
         mean_sojourn_ns: Option<i64> = "ns",
+        /// Median of those sojourns (nearest rank, to within 1/32 of its value: the middle of its histogram bucket, never above the largest); null if none.
+        p50_sojourn_ns: Option<i64> = "ns",
+        /// Their 90th percentile, read as the median is.
+        p90_sojourn_ns: Option<i64> = "ns",
+        /// Their 99th percentile, read as the median is.
+        p99_sojourn_ns: Option<i64> = "ns",
         /// Largest of those sojourns; null if none.
         max_sojourn_ns: Option<i64> = "ns",
     }

@@ -195,11 +195,12 @@ impl Recorder {
     pub fn record_queue(&mut self, now: Time, l: LinkId, link: &mut Link) {
         let occ = link.occupancy(now);
         let stats = link.stats_at(now);
+        let sojourns = link.sojourns();
         let (total, counted) = std::mem::replace(
             &mut self.last_sojourn[l as usize],
-            (stats.sojourn_total, stats.sojourn_packets),
+            (sojourns.total(), sojourns.packets()),
         );
-        let new = stats.sojourn_packets - counted;
+        let new = sojourns.packets() - counted;
         self.queue_series.push(QueueSample {
             time_ns: now.as_nanos() as i64,
             link: l,
@@ -210,7 +211,7 @@ impl Recorder {
             busy_ns: link.busy_time(now).as_nanos() as i64,
             marks: stats.marks,
             sojourn_ns: (new > 0)
-                .then(|| (stats.sojourn_total.saturating_sub(total).as_nanos() / new) as i64),
+                .then(|| (sojourns.total().saturating_sub(total).as_nanos() / new) as i64),
         });
     }
 
@@ -342,12 +343,17 @@ pub fn udp_summary(
     }
 }
 
+fn ns(d: Duration) -> i64 {
+    d.as_nanos() as i64
+}
+
 /// The links table at `end`.
 pub fn link_summaries(net: &mut Network, end: Time) -> Links {
     let mut links = Links::default();
     for i in 0..net.links.len() {
         let link = &mut net.links[i];
         let stats = link.stats_at(end);
+        let sojourns = link.sojourns();
         let (limit_packets, limit_bytes) = match link.limit() {
             Limit::Packets(p) => (Some(p as i64), None),
             Limit::Bytes(b) => (None, Some(b as i64)),
@@ -371,10 +377,11 @@ pub fn link_summaries(net: &mut Network, end: Time) -> Links {
             utilization: link.utilization(Duration::ZERO, Time::ZERO, end),
             max_queue_packets: stats.max_queue_packets,
             marks: stats.marks,
-            mean_sojourn_ns: (stats.sojourn_packets > 0)
-                .then(|| (stats.sojourn_total.as_nanos() / stats.sojourn_packets) as i64),
-            max_sojourn_ns: (stats.sojourn_packets > 0)
-                .then(|| stats.sojourn_max.as_nanos() as i64),
+            mean_sojourn_ns: sojourns.mean().map(ns),
+            p50_sojourn_ns: sojourns.quantile(0.50).map(ns),
+            p90_sojourn_ns: sojourns.quantile(0.90).map(ns),
+            p99_sojourn_ns: sojourns.quantile(0.99).map(ns),
+            max_sojourn_ns: (sojourns.packets() > 0).then(|| ns(sojourns.max())),
         });
     }
     links

@@ -18,6 +18,7 @@
 use super::aqm::{Queued, Verdicts};
 use super::packet::{FlowId, NodeId, Packet, PacketKind};
 use super::queue::{Discipline, Limit, Occupancy};
+use super::sojourn::Sojourns;
 use crate::rng::Rng;
 use crate::time::{Duration, Time};
 use crate::units::Rate;
@@ -48,13 +49,6 @@ pub struct LinkStats {
     /// Packets the discipline marked CE.
     pub marks: u64,
     pub max_queue_packets: u32,
-    /// Sum and maximum of the sojourn times (queued until transmission starts): of the packets
-    /// an AQM sent, and of those a FIFO admitted (whose sojourn is fixed when they are
-    /// admitted: counting them then keeps the FIFO's hot path short). `sojourn_packets` counts
-    /// them.
-    pub sojourn_total: Duration,
-    pub sojourn_max: Duration,
-    pub sojourn_packets: u64,
 }
 
 /// What became of a packet offered to a link.
@@ -101,6 +95,10 @@ pub struct Link {
     /// Packets transmitted or being transmitted, not yet arrived, oldest first.
     pipe: VecDeque<InFlight>,
     pub stats: LinkStats,
+    /// The sojourn times (queued until transmission starts) of the packets an AQM sent, and of
+    /// those a FIFO admitted (whose sojourn is fixed when they are admitted: counting them then
+    /// keeps the FIFO's hot path short).
+    sojourns: Sojourns,
     /// Scripted losses: the next data segment of (flow, seq) to cross the link is lost
     /// (like ns-3's `ListErrorModel`); for tests and for reproducing a paper's loss pattern.
     scripted_losses: Vec<(FlowId, u32)>,
@@ -126,6 +124,7 @@ impl Link {
             waiting_bytes: 0,
             pipe: VecDeque::new(),
             stats: LinkStats::default(),
+            sojourns: Sojourns::default(),
             scripted_losses: Vec::new(),
             lost_in_pipe: 0,
             verdicts: Verdicts::default(),
@@ -224,9 +223,7 @@ impl Link {
         self.stats.forwarded_packets += 1;
         self.stats.forwarded_bytes += packet.wire_bytes as u64;
         let sojourn = start.saturating_since(now);
-        self.stats.sojourn_total += sojourn;
-        self.stats.sojourn_max = self.stats.sojourn_max.max(sojourn);
-        self.stats.sojourn_packets += 1;
+        self.sojourns.record(sojourn);
         if start > now {
             self.waiting.push_back((start, packet.wire_bytes));
             self.waiting_bytes += packet.wire_bytes as u64;
@@ -318,9 +315,7 @@ impl Link {
         self.stats.forwarded_packets += 1;
         self.stats.forwarded_bytes += bytes as u64;
         let sojourn = at.saturating_since(item.enqueued);
-        self.stats.sojourn_total += sojourn;
-        self.stats.sojourn_max = self.stats.sojourn_max.max(sojourn);
-        self.stats.sojourn_packets += 1;
+        self.sojourns.record(sojourn);
         let lost = self.rng.bernoulli(self.params.loss) || self.scripted_loss(&item.packet);
         if lost {
             self.stats.losses += 1;
@@ -409,6 +404,11 @@ impl Link {
     }
 
     /// Counters as of `now`: packets admitted but not yet started are not counted as forwarded.
+    /// The sojourn times so far; call after [`Link::stats_at`] for the same instant.
+    pub fn sojourns(&self) -> &Sojourns {
+        &self.sojourns
+    }
+
     pub fn stats_at(&mut self, now: Time) -> LinkStats {
         if self.is_aqm() {
             self.serve(now);
@@ -480,6 +480,24 @@ mod tests {
                 became_head: false
             }
         );
+    }
+
+    #[test]
+    fn a_fifo_records_each_admitted_packets_wait() {
+        // A burst of 4 packets of 1 ms each: they wait 0, 1, 2 and 3 ms; the fifth is dropped
+        // and not counted.
+        let mut l = link(3);
+        for i in 0..5 {
+            l.enqueue(Time::ZERO, pkt(1000), i);
+        }
+        let s = l.sojourns();
+        assert_eq!(s.packets(), 4);
+        assert_eq!(s.mean(), Some(Duration::from_micros(1500)));
+        assert_eq!(s.max(), Duration::from_millis(3));
+        // Rank 2 of 4 is 1 ms, read as the middle of its bucket [983040, 1015808) ns.
+        assert_eq!(s.quantile(0.5), Some(Duration::from_nanos(999_423)));
+        // Rank 4 is 3 ms = 22 << 17 ns + 0.05 ms: bucket [22 << 17, 23 << 17), middle 2949119.
+        assert_eq!(s.quantile(0.99), Some(Duration::from_nanos(2_949_119)));
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod link;
 pub mod packet;
 pub mod queue;
 pub mod replay;
+pub mod sojourn;
 pub mod topology;
 
 pub use link::{Admission, Link, LinkId, LinkParams, LinkStats};
