@@ -2,11 +2,14 @@
 
     bench/ns3/.venv/bin/python bench/ns3/ns3_scenario.py SCENARIO.toml [--trace-flow0 CSV]
 
+    bench/ns3/.venv/bin/python bench/ns3/ns3_scenario.py SCENARIO.toml [--run N] \
+        [--trace-queue CSV]     # with a CoDel, FQ-CoDel or PIE bottleneck
+
 The scenario is read from the same TOML file that startlab runs (docs/scenario.md), so the two
 simulators cannot drift apart: the dumbbell, the rates, delays and queue limits, the TCP settings
 and the flows all come from it. Only the subset that the comparison uses is supported (a dumbbell
-with drop-tail queues, bulk TCP flows, the `[tcp]` fields of the table below); anything else is
-refused with a message rather than silently approximated.
+with drop-tail, CoDel, FQ-CoDel or PIE bottleneck queues, bulk TCP flows, the `[tcp]` fields of the
+table below); anything else is refused with a message rather than silently approximated.
 
 How each setting is carried over to ns-3 (docs/performance.md explains why):
 
@@ -21,12 +24,46 @@ How each setting is carried over to ns-3 (docs/performance.md explains why):
 | `tcp.min_rto`, `initial_rto`     | `TcpSocketBase::MinRto`, `TcpSocket::ConnTimeout`             |
 | `tcp.clock_granularity`          | `TcpSocketBase::ClockGranularity`                             |
 | `tcp.dupack_threshold`           | `TcpSocketBase::ReTxThreshold`                                |
+| `tcp.ecn = true`                 | `TcpSocketBase::UseEcn` = On (classic RFC 3168 ECN)            |
 | `tcp.handshake`                  | must be true (ns-3 always opens with SYN / SYN-ACK)           |
 | recovery newreno / sack          | `TcpClassicRecovery` (not PRR), limited transmit off          |
 | `cc = "newreno"`                 | `TcpLinuxReno` (+1 segment per window of ACKs; cwnd/2) |
 | `cc = "cubic"`                   | `TcpCubic`, HyStart off, `Beta` from `cc_params.beta`         |
 | `cc = "bbr"`                     | `TcpBbr` (ns-3's BBR v1) with `TcpSocketState::EnablePacing`  |
 | drop-tail queue of N packets     | no queue disc; the device's `DropTailQueue` holds N packets   |
+| codel / fq_codel / pie queue     | `CoDelQueueDisc` / `FqCoDelQueueDisc` / `PieQueueDisc` as the  |
+|                                  | root queue disc of the device; its `DropTailQueue` 1 packet    |
+| `reverse_queue`                  | the same, on the reverse direction's device (default: `queue`) |
+
+An AQM's fields are carried over as `aqm_replay.py` maps them (its docstring has the table and
+the places where ns-3 3.44 departs from Linux), with one change of unit: startlab's queue holds
+packets of their wire size (`mss + header`, the 2-byte PPP header included), ns-3's queue disc
+holds IP packets (the device adds PPP after the dequeue), so CoDel's mtu rule ("no drop while
+the backlog left is at most `mtu` bytes", `MinBytes` in ns-3: no drop below it) becomes
+`MinBytes = mtu + 1 - 2`: for full-size packets both then spare exactly an empty backlog. A
+`limit` in BDPs is converted to packets as for drop-tail.
+
+The device's own queue. ns-3's point-to-point device takes the next packet from the queue disc
+when its previous one starts transmission (`NetDeviceQueue::PacketDequeued` schedules `Wake()`,
+which runs the queue disc while the device queue is not stopped; the queue is stopped once it
+cannot fit another packet). One packet is the smallest device queue that works: a queue that is
+stopped even when empty would never wake the queue disc again. So under load one packet waits in
+the device, outside the queue disc, while the previous one is serialized; the queue disc hands
+each packet over (and the AQM sees its sojourn, and decides) one transmission time before it
+starts transmission, where startlab's link dequeues at the instant transmission starts. Every
+other packet of the backlog is in the queue disc.
+
+Per-packet sojourn times are recorded in C++ from the root queue disc's `SojournTime` trace
+(enqueue to dequeue from the queue disc); a packet the discipline drops after dequeuing it (CoDel's
+control law, FQ-CoDel's overflow from the fattest flow) is left out, as startlab counts the packets
+it sent. The JSON gives their p50 / p90 / p99 (nearest rank, exact), mean and max, and the same of
+the wait to the start of transmission (`wire_wait`: queue disc enqueue to the device's
+`PhyTxBegin`, which adds the wait in the device queue). Drops are the queue disc's before enqueue
+and after dequeue (by reason), marks its `Mark`s; per flow, the delivered bytes, recoveries,
+timeouts and ECN window reductions (entries into `CA_CWR`). `--trace-queue CSV` writes every
+drop and mark (time, kind, flow). `--run N` sets ns-3's run number (PIE's random draws; by
+default the scenario's `seed`, itself 1 by default); it applies only with an AQM, so drop-tail
+runs are exactly those of before.
 
 Wall time is that of `Simulator::Run()` alone (building the topology and importing the bindings,
 ~15 s of cppyy start-up, are reported apart). Slow-start exit, cwnd and loss-state changes are
@@ -49,8 +86,14 @@ except ModuleNotFoundError:  # Python < 3.11
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import aqm_replay  # noqa: E402  (the AQM fields' mapping; imports no ns-3)
+
 HEADER_BYTES = 42  # IPv4 20 + TCP 20 (no options) + PPP 2: what ns-3 puts on a point-to-point wire
+PPP_HEADER = 2  # on startlab's wire size but not in ns-3's queue disc (the device adds it)
 ACCESS_QUEUE_PACKETS = 1000  # startlab's default access-link queue
+AQM_KINDS = ("codel", "fq_codel", "pie")
+AQM_DEVICE_QUEUE_PACKETS = 1  # the device's own queue under an AQM (module docstring)
 
 # --------------------------------------------------------------------------------------------
 # The scenario file (only what the comparison needs; the rest is refused)
@@ -96,6 +139,15 @@ class Flow:
 
 
 @dataclass
+class QueueSpec:
+    """One direction's bottleneck queue: drop-tail of `packets`, or an AQM (`aqm` set)."""
+
+    kind: str
+    packets: int
+    aqm: aqm_replay.Queue | None = None
+
+
+@dataclass
 class Setup:
     name: str
     duration_s: float
@@ -116,6 +168,15 @@ class Setup:
     clock_granularity_s: float
     dupack_threshold: int
     flows: list[Flow] = field(default_factory=list)
+    ecn: bool = False
+    seed: int = 1
+    forward: QueueSpec | None = None
+    reverse: QueueSpec | None = None
+
+    @property
+    def aqm(self) -> bool:
+        """An AQM on either direction of the bottleneck (the runner's AQM mode)."""
+        return any(q is not None and q.aqm is not None for q in (self.forward, self.reverse))
 
     @property
     def wire_bytes(self) -> int:
@@ -140,7 +201,7 @@ def load(path: Path) -> Setup:
     if topo["kind"] != "dumbbell":
         raise SystemExit('topology.kind: only "dumbbell" is supported')
     bn = topo["bottleneck"]
-    _refuse(bn, {"rate", "delay", "queue"}, "topology.bottleneck")
+    _refuse(bn, {"rate", "delay", "queue", "reverse_queue"}, "topology.bottleneck")
     access = topo.get("access", {})
     _refuse(access, {"rate", "delay"}, "topology.access")
     tcp = s.get("tcp", {})
@@ -161,9 +222,12 @@ def load(path: Path) -> Setup:
             "clock_granularity",
             "dupack_threshold",
             "recovery",
+            "ecn",
         },
         "tcp",
     )
+    if not isinstance(tcp.get("ecn", False), bool):
+        raise SystemExit("tcp.ecn must be true or false")
     for key in ("header", "ack_size"):
         if size_bytes(tcp.get(key, "40B"), f"tcp.{key}") != HEADER_BYTES:
             raise SystemExit(
@@ -208,23 +272,16 @@ def load(path: Path) -> Setup:
         initial_rto_s=seconds(tcp.get("initial_rto", "1s"), "tcp.initial_rto"),
         clock_granularity_s=seconds(tcp.get("clock_granularity", "1ms"), "tcp.clock_granularity"),
         dupack_threshold=int(tcp.get("dupack_threshold", 3)),
+        ecn=bool(tcp.get("ecn", False)),
+        seed=int(s.get("seed", 1)),
     )
 
     queue = bn.get("queue", {"kind": "droptail", "limit": "1BDP"})
-    _refuse(queue, {"kind", "limit"}, "topology.bottleneck.queue")
-    if queue.get("kind") != "droptail":
-        raise SystemExit("topology.bottleneck.queue: only droptail is supported")
-    limit = queue.get("limit", "1BDP")
-    if isinstance(limit, int):
-        setup.queue_packets = limit
-    elif isinstance(limit, str) and limit.endswith("BDP"):
-        # docs/scenario.md: rate × reference RTT in packets of mss + header, rounded, at least 1.
-        bdp = setup.bottleneck_bps * setup.rtt_s / 8 / setup.wire_bytes
-        setup.queue_packets = max(1, round(float(limit[:-3] or 1) * bdp))
-    elif isinstance(limit, str) and limit.endswith("p"):
-        setup.queue_packets = int(limit[:-1])
-    else:
-        raise SystemExit(f"topology.bottleneck.queue.limit = {limit!r}: give packets or BDPs")
+    setup.forward = _queue_spec(queue, setup, "topology.bottleneck.queue")
+    # docs/scenario.md: the reverse direction's queue is the forward one's unless given.
+    reverse = bn.get("reverse_queue", queue)
+    setup.reverse = _queue_spec(reverse, setup, "topology.bottleneck.reverse_queue")
+    setup.queue_packets = setup.forward.packets
 
     for i, f in enumerate(s["flows"]):
         where = f"flows[{i}]"
@@ -247,6 +304,68 @@ def load(path: Path) -> Setup:
     return setup
 
 
+def _limit_packets(limit: object, setup: Setup, where: str) -> int:
+    if isinstance(limit, int) and not isinstance(limit, bool):
+        return limit
+    if isinstance(limit, str) and limit.endswith("BDP"):
+        # docs/scenario.md: rate × reference RTT in packets of mss + header, rounded, at least 1.
+        bdp = setup.bottleneck_bps * setup.rtt_s / 8 / setup.wire_bytes
+        return max(1, round(float(limit[:-3] or 1) * bdp))
+    if isinstance(limit, str) and limit.endswith("p"):
+        return int(limit[:-1])
+    raise SystemExit(f"{where}.limit = {limit!r}: give packets or BDPs")
+
+
+def _toml_inline(table: dict) -> str:
+    """An inline TOML table of strings, integers and booleans (what a queue table holds)."""
+    items = []
+    for key, value in table.items():
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, int):
+            text = str(value)
+        elif isinstance(value, str):
+            text = json.dumps(value)
+        else:
+            raise SystemExit(f"queue field {key} = {value!r}: not a string, integer or boolean")
+        items.append(f"{key} = {text}")
+    return "{ " + ", ".join(items) + " }"
+
+
+def _queue_spec(queue: dict, setup: Setup, where: str) -> QueueSpec:
+    if not isinstance(queue, dict):
+        raise SystemExit(f"{where}: expected a table")
+    kind = queue.get("kind")
+    if kind == "droptail":
+        _refuse(queue, {"kind", "limit"}, where)
+        return QueueSpec("droptail", _limit_packets(queue.get("limit", "1BDP"), setup, where))
+    if kind not in AQM_KINDS:
+        raise SystemExit(f"{where}: the ns-3 runner knows droptail, {', '.join(AQM_KINDS)}")
+    fields = dict(queue)
+    if "limit" in fields:
+        fields["limit"] = _limit_packets(fields["limit"], setup, where)
+    try:
+        q = aqm_replay.parse_queue(_toml_inline(fields))
+    except SystemExit as e:  # its messages name --queue; name the scenario's table instead
+        raise SystemExit(f"{where}: {str(e).removeprefix('--queue: ')}") from None
+    return QueueSpec(kind, int(q["limit"]), q)
+
+
+def ns3_queue_config(q: aqm_replay.Queue, setup: Setup) -> aqm_replay.Ns3Config:
+    """aqm_replay's mapping, with CoDel's mtu rule moved from wire bytes to IP bytes."""
+    try:
+        config = aqm_replay.ns3_config(q, setup.wire_bytes)
+    except SystemExit as e:
+        raise SystemExit(f"topology.bottleneck: {str(e).removeprefix('--queue: ')}") from None
+    if q.kind in ("codel", "fq_codel"):
+        min_bytes = int(q["mtu"]) + 1 - PPP_HEADER
+        config.attributes = [
+            (k, str(min_bytes) if k == "MinBytes" else v) for k, v in config.attributes
+        ]
+        config.codel_min_bytes = min_bytes
+    return config
+
+
 # --------------------------------------------------------------------------------------------
 # ns-3
 
@@ -256,8 +375,12 @@ PROBE_CPP = r"""
 #include "ns3/internet-module.h"
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace startlab_bench
@@ -278,6 +401,7 @@ struct Probe
     std::string exitReason;
     uint64_t recoveries = 0;
     uint64_t timeouts = 0;
+    uint64_t cwrs = 0; // ECN window reductions (entries into CA_CWR)
     bool keepTrace = false;
     std::vector<double> traceTime;
     std::vector<uint32_t> traceCwnd;
@@ -332,6 +456,11 @@ struct Probe
         {
             ++timeouts;
             Exit("timeout");
+        }
+        else if (value == TcpSocketState::CA_CWR)
+        {
+            ++cwrs;
+            Exit("ecn");
         }
         Record();
     }
@@ -444,6 +573,300 @@ SinkBytes(Ptr<Application> app)
 {
     return DynamicCast<PacketSink>(app)->GetTotalRx();
 }
+
+// ---- AQM bottlenecks
+
+// A point-to-point device's own queue, resized (an AQM keeps it at one packet).
+void
+SetDeviceQueuePackets(Ptr<NetDevice> device, uint32_t packets)
+{
+    DynamicCast<PointToPointNetDevice>(device)->GetQueue()->SetMaxSize(
+        QueueSize(QueueSizeUnit::PACKETS, packets));
+}
+
+// The root queue disc of a device (whose default one was uninstalled), from its type and
+// attributes given as strings.
+Ptr<QueueDisc>
+InstallQueueDisc(Ptr<NetDevice> device,
+                 const std::string& type,
+                 const std::vector<std::string>& names,
+                 const std::vector<std::string>& values)
+{
+    ObjectFactory factory;
+    factory.SetTypeId(type);
+    for (size_t i = 0; i < names.size(); ++i)
+    {
+        factory.Set(names[i], StringValue(values[i]));
+    }
+    Ptr<QueueDisc> qd = factory.Create<QueueDisc>();
+    device->GetNode()->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(device, qd);
+    return qd;
+}
+
+// FQ-CoDel's children take the parent's MaxSize at Initialize(): initialize with limit + 1,
+// then set the limit, so that only the parent's overflow rule acts (as aqm_replay.py does).
+void
+SetUpFqCoDel(Ptr<QueueDisc> qd, uint32_t quantum, uint32_t limit)
+{
+    DynamicCast<FqCoDelQueueDisc>(qd)->SetQuantum(quantum);
+    qd->Initialize();
+    qd->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, limit));
+}
+
+uint32_t
+QueueDiscClasses(Ptr<QueueDisc> qd)
+{
+    return static_cast<uint32_t>(qd->GetNQueueDiscClasses());
+}
+
+struct SojournSummary
+{
+    uint64_t n = 0;
+    double mean = 0.0;
+    int64_t p50 = -1;
+    int64_t p90 = -1;
+    int64_t p99 = -1;
+    int64_t max = -1;
+};
+
+// Nearest rank: the smallest value with at least q of the values at or below it.
+SojournSummary
+Summarize(std::vector<int64_t> v)
+{
+    SojournSummary s;
+    s.n = v.size();
+    if (v.empty())
+    {
+        return s;
+    }
+    std::sort(v.begin(), v.end());
+    long double sum = 0;
+    for (int64_t x : v)
+    {
+        sum += x;
+    }
+    s.mean = static_cast<double>(sum / v.size());
+    auto rank = [&](double q) {
+        size_t k = static_cast<size_t>(std::ceil(q * v.size()));
+        k = std::min(std::max<size_t>(k, 1), v.size());
+        return v[k - 1];
+    };
+    s.p50 = rank(0.50);
+    s.p90 = rank(0.90);
+    s.p99 = rank(0.99);
+    s.max = v.back();
+    return s;
+}
+
+// Follows one queue disc: every dequeued packet's sojourn (its SojournTime trace), which of
+// them were then dropped, the wait from enqueue to the start of transmission on the device,
+// and optionally every drop and mark.
+struct QueueRecorder
+{
+    std::vector<int64_t> sojourn; // ns, one per packet dequeued from the queue disc
+    std::vector<uint8_t> sent;    // 0 for a packet the discipline dropped after dequeuing it
+    const QueueDiscItem* last = nullptr;
+    std::unordered_map<uint64_t, int64_t> enqueuedAt; // packet uid -> enqueue time, ns
+    std::vector<int64_t> wire;                        // ns, enqueue to PhyTxBegin
+    uint64_t droppedAfterDequeue = 0;
+    uint64_t orphanDrops = 0; // a drop after dequeue that was not the last dequeued packet
+    bool keepEvents = false;
+    std::map<uint32_t, int32_t> flowOfSource; // sender IPv4 address -> flow index
+    std::vector<double> eventTime;
+    std::vector<int32_t> eventKind; // 0 drop before enqueue, 1 drop after dequeue, 2 mark
+    std::vector<int32_t> eventFlow;
+    std::vector<int64_t> eventSojourn; // ns, for drops after dequeue and marks; -1 otherwise
+
+    int32_t FlowOf(Ptr<const QueueDiscItem> item) const
+    {
+        Ptr<const Ipv4QueueDiscItem> ip = DynamicCast<const Ipv4QueueDiscItem>(item);
+        if (!ip)
+        {
+            return -1;
+        }
+        auto it = flowOfSource.find(ip->GetHeader().GetSource().Get());
+        return it == flowOfSource.end() ? -1 : it->second;
+    }
+
+    void Event(int32_t kind, Ptr<const QueueDiscItem> item, int64_t sojournNs)
+    {
+        if (keepEvents)
+        {
+            eventTime.push_back(Simulator::Now().GetSeconds());
+            eventKind.push_back(kind);
+            eventFlow.push_back(FlowOf(item));
+            eventSojourn.push_back(sojournNs);
+        }
+    }
+
+    void OnSojourn(Time t)
+    {
+        sojourn.push_back(t.GetNanoSeconds());
+        sent.push_back(1);
+        last = nullptr;
+    }
+
+    void OnDequeue(Ptr<const QueueDiscItem> item)
+    {
+        last = PeekPointer(item);
+        enqueuedAt[item->GetPacket()->GetUid()] = item->GetTimeStamp().GetNanoSeconds();
+    }
+
+    void OnDropAfterDequeue(Ptr<const QueueDiscItem> item, const char*)
+    {
+        ++droppedAfterDequeue;
+        int64_t waited = Simulator::Now().GetNanoSeconds() - item->GetTimeStamp().GetNanoSeconds();
+        if (PeekPointer(item) == last && !sent.empty())
+        {
+            sent.back() = 0;
+            last = nullptr;
+        }
+        else
+        {
+            ++orphanDrops;
+        }
+        enqueuedAt.erase(item->GetPacket()->GetUid());
+        Event(1, item, waited);
+    }
+
+    void OnDropBeforeEnqueue(Ptr<const QueueDiscItem> item, const char*)
+    {
+        Event(0, item, -1);
+    }
+
+    void OnMark(Ptr<const QueueDiscItem> item, const char*)
+    {
+        Event(2, item, Simulator::Now().GetNanoSeconds() - item->GetTimeStamp().GetNanoSeconds());
+    }
+
+    void OnTxBegin(Ptr<const Packet> packet)
+    {
+        auto it = enqueuedAt.find(packet->GetUid());
+        if (it != enqueuedAt.end())
+        {
+            wire.push_back(Simulator::Now().GetNanoSeconds() - it->second);
+            enqueuedAt.erase(it);
+        }
+    }
+
+    bool Attach(Ptr<QueueDisc> qd, Ptr<NetDevice> device)
+    {
+        return qd->TraceConnectWithoutContext("SojournTime",
+                                              MakeCallback(&QueueRecorder::OnSojourn, this)) &&
+               qd->TraceConnectWithoutContext("Dequeue",
+                                              MakeCallback(&QueueRecorder::OnDequeue, this)) &&
+               qd->TraceConnectWithoutContext(
+                   "DropAfterDequeue",
+                   MakeCallback(&QueueRecorder::OnDropAfterDequeue, this)) &&
+               qd->TraceConnectWithoutContext(
+                   "DropBeforeEnqueue",
+                   MakeCallback(&QueueRecorder::OnDropBeforeEnqueue, this)) &&
+               qd->TraceConnectWithoutContext("Mark", MakeCallback(&QueueRecorder::OnMark, this)) &&
+               device->TraceConnectWithoutContext("PhyTxBegin",
+                                                  MakeCallback(&QueueRecorder::OnTxBegin, this));
+    }
+
+    SojournSummary Sent() const
+    {
+        std::vector<int64_t> v;
+        v.reserve(sojourn.size());
+        for (size_t i = 0; i < sojourn.size(); ++i)
+        {
+            if (sent[i])
+            {
+                v.push_back(sojourn[i]);
+            }
+        }
+        return Summarize(v);
+    }
+
+    SojournSummary All() const
+    {
+        return Summarize(sojourn);
+    }
+
+    SojournSummary Wire() const
+    {
+        return Summarize(wire);
+    }
+
+    bool WriteEvents(const std::string& path) const
+    {
+        FILE* f = std::fopen(path.c_str(), "w");
+        if (!f)
+        {
+            return false;
+        }
+        static const char* kinds[] = {"drop-enqueue", "drop-dequeue", "mark"};
+        std::fprintf(f, "time_s,event,flow,sojourn_ms\n");
+        for (size_t i = 0; i < eventTime.size(); ++i)
+        {
+            if (eventSojourn[i] < 0)
+            {
+                std::fprintf(f, "%.9f,%s,%d,\n", eventTime[i], kinds[eventKind[i]], eventFlow[i]);
+            }
+            else
+            {
+                std::fprintf(f,
+                             "%.9f,%s,%d,%.6f\n",
+                             eventTime[i],
+                             kinds[eventKind[i]],
+                             eventFlow[i],
+                             eventSojourn[i] / 1e6);
+            }
+        }
+        std::fclose(f);
+        return true;
+    }
+};
+
+// A queue disc's totals, with the drops and marks by reason as "reason=count;..." text.
+struct QueueTotals
+{
+    uint64_t received = 0;
+    uint64_t sent = 0;
+    uint64_t dropsBeforeEnqueue = 0;
+    uint64_t dropsAfterDequeue = 0;
+    uint64_t marks = 0;
+    uint64_t requeued = 0;
+    std::string dropReasons;
+    std::string markReasons;
+};
+
+template <typename M>
+std::string
+Reasons(const M& m, const char* prefix)
+{
+    std::string out;
+    for (const auto& kv : m)
+    {
+        out += std::string(prefix) + kv.first + "=" + std::to_string(kv.second) + ";";
+    }
+    return out;
+}
+
+QueueTotals
+Totals(Ptr<QueueDisc> qd)
+{
+    const QueueDisc::Stats& st = qd->GetStats();
+    QueueTotals t;
+    t.received = st.nTotalReceivedPackets;
+    t.sent = st.nTotalSentPackets;
+    t.dropsBeforeEnqueue = st.nTotalDroppedPacketsBeforeEnqueue;
+    t.dropsAfterDequeue = st.nTotalDroppedPacketsAfterDequeue;
+    t.marks = st.nTotalMarkedPackets;
+    t.requeued = st.nTotalRequeuedPackets;
+    t.dropReasons = Reasons(st.nDroppedPacketsBeforeEnqueue, "enqueue:") +
+                    Reasons(st.nDroppedPacketsAfterDequeue, "dequeue:");
+    t.markReasons = Reasons(st.nMarkedPackets, "");
+    return t;
+}
+
+uint32_t
+Ipv4Of(Ptr<Node> node, uint32_t interface)
+{
+    return node->GetObject<Ipv4>()->GetAddress(interface, 0).GetLocal().Get();
+}
 } // namespace startlab_bench
 """
 
@@ -455,7 +878,35 @@ def _rss_kib(field_name: str) -> int:
     return 0
 
 
-def run(setup: Setup, trace_path: str | None) -> dict:
+def _summary(s) -> dict:  # noqa: ANN001 (a cppyy SojournSummary)
+    if int(s.n) == 0:
+        return {"n": 0, "mean_ns": None, "p50_ns": None, "p90_ns": None, "p99_ns": None,
+                "max_ns": None}
+    return {
+        "n": int(s.n),
+        "mean_ns": float(s.mean),
+        "p50_ns": int(s.p50),
+        "p90_ns": int(s.p90),
+        "p99_ns": int(s.p99),
+        "max_ns": int(s.max),
+    }
+
+
+def _reasons(text: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in str(text).split(";"):
+        if item:
+            reason, _, count = item.rpartition("=")
+            out[reason] = int(count)
+    return out
+
+
+def run(
+    setup: Setup,
+    trace_path: str | None,
+    run_number: int | None = None,
+    queue_trace_path: str | None = None,
+) -> dict:
     t_import = time.perf_counter()
     import cppyy
     from ns import ns
@@ -503,6 +954,22 @@ def run(setup: Setup, trace_path: str | None) -> dict:
         ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")),
     )
     ns.Config.SetDefault("ns3::TcpCubic::HyStart", ns.BooleanValue(False))
+    if setup.ecn:
+        ns.Config.SetDefault("ns3::TcpSocketBase::UseEcn", ns.StringValue("On"))
+    configs: dict[str, aqm_replay.Ns3Config] = {}
+    if setup.aqm:
+        # Only with an AQM, so that drop-tail runs are the very runs of before.
+        ns.RngSeedManager.SetSeed(1)
+        ns.RngSeedManager.SetRun(setup.seed if run_number is None else run_number)
+        for direction, spec in (("forward", setup.forward), ("reverse", setup.reverse)):
+            if spec is not None and spec.aqm is not None:
+                configs[direction] = ns3_queue_config(spec.aqm, setup)
+        min_bytes = {c.codel_min_bytes for c in configs.values() if c.type_id.endswith("FqCoDelQueueDisc")}
+        if len(min_bytes) > 1:
+            raise SystemExit("both directions' FQ-CoDel must have the same mtu")
+        if min_bytes:
+            # FQ-CoDel's CoDel children take MinBytes from the attribute's default.
+            ns.Config.SetDefault("ns3::CoDelQueueDisc::MinBytes", ns.UintegerValue(min_bytes.pop()))
     if any(f.cc == "bbr" for f in setup.flows):
         # ns-3's TcpBbr sets the pacing rate; the socket paces only with pacing enabled.
         ns.Config.SetDefault("ns3::TcpSocketState::EnablePacing", ns.BooleanValue(True))
@@ -552,6 +1019,27 @@ def run(setup: Setup, trace_path: str | None) -> dict:
         routers.Get(0),
         routers.Get(1),
     )
+    # AQM bottleneck: the discipline as the device's root queue disc, the device's own queue
+    # one packet (module docstring); a drop-tail direction keeps its device queue of N packets.
+    qdiscs: dict[str, object] = {}
+    for j, (direction, spec) in enumerate((("forward", setup.forward), ("reverse", setup.reverse))):
+        assert spec is not None
+        device = bottleneck.Get(j)
+        if spec.aqm is None:
+            if spec.packets != setup.queue_packets:
+                sb.SetDeviceQueuePackets(device, spec.packets)
+            continue
+        config = configs[direction]
+        names = cppyy.gbl.std.vector[cppyy.gbl.std.string]()
+        values = cppyy.gbl.std.vector[cppyy.gbl.std.string]()
+        for k, v in config.attributes:
+            names.push_back(k)
+            values.push_back(v)
+        sb.SetDeviceQueuePackets(device, AQM_DEVICE_QUEUE_PACKETS)
+        qd = sb.InstallQueueDisc(device, config.type_id, names, values)
+        if config.type_id == "ns3::FqCoDelQueueDisc":
+            sb.SetUpFqCoDel(qd, config.quantum, config.limit)
+        qdiscs[direction] = qd
     access = link(setup.access_bps, setup.access_delay_s, ACCESS_QUEUE_PACKETS)
     all_devices = [bottleneck]
     receiver_ip = []
@@ -570,6 +1058,18 @@ def run(setup: Setup, trace_path: str | None) -> dict:
         raise SystemExit("cannot trace the bottleneck's transmissions")
     if not sb.CountDrops(routers.Get(0), left_drops):
         raise SystemExit("cannot trace the traffic-control layer's drops")
+    recorders = {}
+    for j, direction in enumerate(("forward", "reverse")):
+        if direction in qdiscs:
+            rec = sb.QueueRecorder()
+            rec.keepEvents = direction == "forward" and queue_trace_path is not None
+            if not rec.Attach(qdiscs[direction], bottleneck.Get(j)):
+                raise SystemExit(f"cannot trace the {direction} queue disc")
+            recorders[direction] = rec
+    if "forward" in recorders:
+        for k, flow in enumerate(setup.flows):
+            # Interface 1 of a sender is its access link (0 is the loopback).
+            recorders["forward"].flowOfSource[sb.Ipv4Of(senders.Get(flow.pair), 1)] = k
 
     socket_type = {"newreno": "ns3::TcpLinuxReno", "cubic": "ns3::TcpCubic", "bbr": "ns3::TcpBbr"}
     sinks, probes, keep = [], [], []
@@ -592,12 +1092,13 @@ def run(setup: Setup, trace_path: str | None) -> dict:
         app = bulk.Install(senders.Get(flow.pair))
         app.Start(ns.Seconds(flow.start_s))
         keep += [sink_helper, bulk, app, sink]
-        if k == 0:
+        # Flow 0 always; with an AQM every flow (drop-tail runs keep their events as before).
+        if k == 0 or setup.aqm:
             probe = sb.Probe()
             probe.segment = mss
             probe.cwnd = setup.initial_window * mss
             probe.ssthresh = ssthresh_bytes
-            probe.keepTrace = trace_path is not None
+            probe.keepTrace = k == 0 and trace_path is not None
             sb.Attach(app.Get(0), probe, flow.start_s + 1e-9)
             probes.append(probe)
     ns.Simulator.Stop(ns.Seconds(setup.duration_s))
@@ -639,17 +1140,93 @@ def run(setup: Setup, trace_path: str | None) -> dict:
         "import_s": import_s,
         "build_s": build_s,
     }
+    if setup.aqm:
+        result.update(_aqm_results(setup, sb, bottleneck, qdiscs, recorders, probes, sinks))
+        result["drops"] += result["queue_disc_drops"]
+        result["run"] = setup.seed if run_number is None else run_number
+        if queue_trace_path is not None:
+            if "forward" not in recorders:
+                raise SystemExit("--trace-queue: the forward direction has no AQM")
+            if not recorders["forward"].WriteEvents(queue_trace_path):
+                raise SystemExit(f"cannot write {queue_trace_path}")
     ns.Simulator.Destroy()
     return result
+
+
+def _aqm_results(setup, sb, bottleneck, qdiscs, recorders, probes, sinks) -> dict:  # noqa: ANN001
+    """The AQM mode's additions to the result (forward = the bottleneck's data direction)."""
+    out: dict = {"ecn": setup.ecn, "device_queue_packets": AQM_DEVICE_QUEUE_PACKETS}
+    for j, direction in enumerate(("forward", "reverse")):
+        spec = setup.forward if direction == "forward" else setup.reverse
+        d: dict = {"kind": spec.kind, "limit": spec.packets}
+        if direction in qdiscs:
+            t = sb.Totals(qdiscs[direction])
+            rec = recorders[direction]
+            d.update(
+                {
+                    "queue": spec.aqm.text,
+                    "received": int(t.received),
+                    "sent": int(t.sent),
+                    "drops_before_enqueue": int(t.dropsBeforeEnqueue),
+                    "drops_after_dequeue": int(t.dropsAfterDequeue),
+                    "drops": int(t.dropsBeforeEnqueue + t.dropsAfterDequeue),
+                    "marks": int(t.marks),
+                    "requeued": int(t.requeued),
+                    "drop_reasons": _reasons(t.dropReasons),
+                    "mark_reasons": _reasons(t.markReasons),
+                    "sojourn": _summary(rec.Sent()),
+                    "sojourn_all_dequeued": _summary(rec.All()),
+                    "wire_wait": _summary(rec.Wire()),
+                    "unmatched_drops_after_dequeue": int(rec.orphanDrops),
+                }
+            )
+            if spec.kind == "fq_codel":
+                d["flow_queues"] = int(sb.QueueDiscClasses(qdiscs[direction]))
+        device = sb.Counts(bottleneck.Get(j))
+        d["device_queue_drops"] = int(device.drops)
+        out[direction] = d
+    fwd = out["forward"]
+    out["queue_disc_drops"] = int(fwd.get("drops", 0))
+    out["marks"] = int(fwd.get("marks", 0))
+    if "sojourn" in fwd:
+        out["sojourn"] = fwd["sojourn"]
+    out["flows"] = [
+        {
+            "pair": flow.pair,
+            "cc": flow.cc,
+            "start_s": flow.start_s,
+            "delivered_bytes": int(sb.SinkBytes(sink)),
+            "recoveries": int(probe.recoveries),
+            "timeouts": int(probe.timeouts),
+            "ecn_reductions": int(probe.cwrs),
+            "ss_exit_s": float(probe.exitTime),
+            "ss_exit_cwnd": float(probe.exitCwnd),
+            "ss_exit_reason": str(probe.exitReason),
+        }
+        for flow, sink, probe in zip(setup.flows, sinks, probes, strict=True)
+    ]
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("scenario", type=Path, help="a startlab scenario file")
     parser.add_argument("--trace-flow0", metavar="CSV", help="write flow 0's cwnd changes here")
+    parser.add_argument(
+        "--trace-queue",
+        metavar="CSV",
+        help="with an AQM: write every drop and mark of the forward queue disc here",
+    )
+    parser.add_argument(
+        "--run",
+        type=int,
+        help="with an AQM: ns-3's run number (PIE's draws; default the scenario's seed)",
+    )
     args = parser.parse_args()
     setup = load(args.scenario)
-    result = run(setup, args.trace_flow0)
+    if (args.run is not None or args.trace_queue) and not setup.aqm:
+        raise SystemExit("--run and --trace-queue need a codel, fq_codel or pie bottleneck")
+    result = run(setup, args.trace_flow0, args.run, args.trace_queue)
     sys.stdout.write(json.dumps(result) + "\n")
 
 

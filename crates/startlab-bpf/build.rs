@@ -1,5 +1,6 @@
 //! Compiles `bpf/controller.bpf.c` (with every algorithm under `bpf/cc` and `bpf/startup`) into
-//! one eBPF object with `compile.sh`, embedded by `src/lib.rs`. Needs clang and libbpf's headers
+//! one eBPF object, and `bpf/ecn_echo.bpf.c` (DCTCP's receiving half) into another, with
+//! `compile.sh`, embedded by `src/lib.rs`. Needs clang and libbpf's headers
 //! (Debian: `clang`, `libbpf-dev`); without them the crate builds with no object and says so at
 //! run time.
 
@@ -11,7 +12,9 @@ const HEADERS: &str = "/usr/include/bpf";
 const HEADERS_PARENT: &str = "/usr/include";
 
 fn main() {
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("startlab.bpf.o");
+    let dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let out = dir.join("startlab.bpf.o");
+    let echo = dir.join("ecn_echo.bpf.o");
     println!("cargo:rerun-if-changed=bpf");
     println!("cargo:rerun-if-changed=compile.sh");
     println!("cargo:rerun-if-env-changed=STARTLAB_CLANG");
@@ -27,18 +30,28 @@ fn main() {
     } else if Command::new(&clang).arg("--version").output().is_err() {
         Some(format!("{clang} cannot run; install clang"))
     } else {
-        match Command::new("sh").arg("compile.sh").arg(&out).output() {
-            Ok(o) if o.status.success() => None,
-            Ok(o) => panic!(
-                "clang failed on bpf/controller.bpf.c:\n{}",
-                String::from_utf8_lossy(&o.stderr)
-            ),
-            Err(e) => Some(format!("sh compile.sh cannot run ({e})")),
-        }
+        [(&out, "controller.bpf.c"), (&echo, "ecn_echo.bpf.c")]
+            .into_iter()
+            .find_map(|(object, source)| {
+                match Command::new("sh")
+                    .arg("compile.sh")
+                    .arg(object)
+                    .arg(source)
+                    .output()
+                {
+                    Ok(o) if o.status.success() => None,
+                    Ok(o) => panic!(
+                        "clang failed on bpf/{source}:\n{}",
+                        String::from_utf8_lossy(&o.stderr)
+                    ),
+                    Err(e) => Some(format!("sh compile.sh cannot run ({e})")),
+                }
+            })
     };
     if let Some(why) = why_not {
         println!("cargo:warning=the eBPF controllers are not built: {why}");
         std::fs::write(&out, b"").unwrap();
+        std::fs::write(&echo, b"").unwrap();
         println!("cargo:rustc-env=STARTLAB_BPF_MISSING={why}");
     } else {
         println!("cargo:rustc-env=STARTLAB_BPF_MISSING=");

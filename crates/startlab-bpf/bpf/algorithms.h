@@ -101,6 +101,7 @@
 
 /* One line per file: a port joins the object when its file compiles. */
 #include "cc/reno.bpf.c"
+#include "cc/dctcp.bpf.c"  /* after reno.bpf.c, whose Linux growth it uses */
 #include "cc/hstcp.bpf.c"
 #include "cc/bic.bpf.c"   /* before blast.bpf.c, which uses its bic_core */
 #include "cc/blast.bpf.c"
@@ -130,7 +131,8 @@
 	X(hstcp)   \
 	X(vegas)   \
 	X(gallop_vegas) \
-	X(cubic)
+	X(cubic)   \
+	X(dctcp)
 
 /* Model-based controllers: run by the struct_ops startlab_model (cong_control). */
 #define MODEL_LIST(X) \

@@ -223,6 +223,10 @@ static __always_inline void report(struct ca *ca, __u8 state)
 		} else if (phase == PHASE_LOSS) {
 			char t[REASON_LEN] = "timeout";
 			__builtin_memcpy(reason, t, REASON_LEN);
+		} else if (state == TCP_CA_CWR) {
+			/* CWR: a reduction for an ECN echo (tcp_enter_cwr). */
+			char e[REASON_LEN] = "ecn";
+			__builtin_memcpy(reason, e, REASON_LEN);
 		} else if (phase == PHASE_RECOVERY) {
 			char l[REASON_LEN] = "loss";
 			__builtin_memcpy(reason, l, REASON_LEN);

@@ -52,6 +52,9 @@ struct sock {
 
 struct inet_connection_sock {
 	__u8 icsk_ca_state: 5;
+	struct {
+		__u8 pending; /* enum inet_csk_ack_state_t: ICSK_ACK_TIMER, ICSK_ACK_NOW, ... */
+	} icsk_ack;
 	__u64 icsk_ca_priv[13];
 } __PRESERVE;
 
@@ -99,7 +102,27 @@ struct tcp_sock {
 	__u8 is_cwnd_limited: 1;
 	struct tcp_options_received rx_opt;
 	__u32 snd_wnd; /* the peer's advertised window, bytes */
+	__u8 ecn_flags;     /* TCP_ECN_OK, TCP_ECN_QUEUE_CWR, TCP_ECN_DEMAND_CWR (tcp_ecn.h) */
+	__u32 delivered_ce; /* segments delivered with an ECN echo (tcp_count_delivered) */
+	__u32 rcv_nxt;      /* what the receiver expects next */
 } __PRESERVE;
+
+/* include/net/tcp_ecn.h (6.18: TCP_ECN_OK is spelt TCP_ECN_MODE_RFC3168) */
+#define TCP_ECN_OK 0x1
+#define TCP_ECN_QUEUE_CWR 0x2
+#define TCP_ECN_DEMAND_CWR 0x4
+
+/* include/net/inet_connection_sock.h: enum inet_csk_ack_state_t */
+#define ICSK_ACK_TIMER 0x2
+#define ICSK_ACK_NOW 0x10
+
+/* include/net/tcp.h: enum tcp_ca_ack_event_flags, the argument of in_ack_event */
+#define CA_ACK_SLOWPATH 0x1
+#define CA_ACK_WIN_UPDATE 0x2
+#define CA_ACK_ECE 0x4
+
+/* include/net/tcp.h: tcp_congestion_ops.flags */
+#define TCP_CONG_NEEDS_ECN 0x2
 
 /* include/net/inet_connection_sock.h: enum tcp_ca_state */
 enum {

@@ -71,6 +71,8 @@ pub struct Loaded {
     pub hooks: HashMap<String, usize>,
     /// The controller's name (`.name` of the struct_ops).
     pub name: String,
+    /// Its `.flags` (`TCP_CONG_NON_RESTRICTED`, [`TCP_CONG_NEEDS_ECN`]).
+    pub flags: u32,
     pub maps: Vec<MapDef>,
     pub data: Vec<DataSection>,
     pub btf: Btf,
@@ -352,12 +354,14 @@ impl Loaded {
             let _ = sec_name;
         }
         // The struct_ops table: which program each member points at.
-        let (hooks, name) = struct_ops(&file, &btf, &by_symbol, ops)?;
+        let (hooks, name, flags) = struct_ops(&file, &btf, &by_symbol, ops)?;
         validate_hooks(&hooks, &name)?;
+        validate_flags(flags, &name)?;
         Ok(Loaded {
             programs,
             hooks,
             name,
+            flags,
             maps,
             data,
             btf,
@@ -745,6 +749,21 @@ fn link(
     Ok(program)
 }
 
+/// `include/net/tcp.h`: the controller needs ECN (DCTCP): the connection negotiates it whatever
+/// `net.ipv4.tcp_ecn` says and its receiver echoes each segment's CE state.
+pub const TCP_CONG_NEEDS_ECN: u32 = 0x2;
+/// `TCP_CONG_MASK`: the flags a controller may have (`TCP_CONG_NON_RESTRICTED` 0x1 and
+/// `TCP_CONG_NEEDS_ECN`).
+const TCP_CONG_MASK: u32 = 0x1 | TCP_CONG_NEEDS_ECN;
+
+/// Refuses flags Linux would refuse (`bpf_tcp_ca_init_member`: any outside `TCP_CONG_MASK`).
+fn validate_flags(flags: u32, name: &str) -> Result<(), String> {
+    if flags & !TCP_CONG_MASK != 0 {
+        return err(format!("the struct_ops \"{name}\" has flags {flags:#x}; Linux accepts only TCP_CONG_NON_RESTRICTED (0x1) and TCP_CONG_NEEDS_ECN (0x2) (bpf_tcp_ca_init_member)"));
+    }
+    Ok(())
+}
+
 /// Refuses a controller Linux would not register: net/ipv4/tcp_cong.c,
 /// tcp_validate_congestion_control (called for a BPF struct_ops by bpf_tcp_ca.c,
 /// bpf_tcp_ca_validate) requires ssthresh, undo_cwnd, and cong_avoid or cong_control. Every
@@ -765,13 +784,13 @@ fn validate_hooks(hooks: &HashMap<String, usize>, name: &str) -> Result<(), Stri
 }
 
 /// The `struct_ops` variable `ops` (the only one when `None`): its members that point at
-/// programs, and its `name`.
+/// programs, its `name` and its `flags`.
 fn struct_ops(
     file: &object::File,
     btf: &Btf,
     by_symbol: &HashMap<String, usize>,
     ops: Option<&str>,
-) -> Result<(HashMap<String, usize>, String), String> {
+) -> Result<(HashMap<String, usize>, String, u32), String> {
     let sec = file
         .sections()
         .find(|s| matches!(s.name(), Ok(".struct_ops.link") | Ok(".struct_ops")))
@@ -852,5 +871,13 @@ fn struct_ops(
             String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(16)]).into_owned()
         })
         .unwrap_or_default();
-    Ok((hooks, name))
+    let flags = members
+        .iter()
+        .find(|m| m.name == "flags")
+        .and_then(|m| {
+            let at = start as usize + (m.bit_offset / 8) as usize;
+            data.get(at..at + 4)
+        })
+        .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    Ok((hooks, name, flags))
 }

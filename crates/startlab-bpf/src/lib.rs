@@ -25,6 +25,22 @@ struct Aligned<T: ?Sized>(T);
 static OBJECT: &Aligned<[u8]> =
     &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/startlab.bpf.o")));
 
+/// The receiving half of DCTCP (`bpf/ecn_echo.bpf.c`, struct_ops `ecn_echo`), which the kernel
+/// world registers on the receiving side of a flow whose controller needs ECN; empty when the
+/// build had no clang.
+static ECN_ECHO: &Aligned<[u8]> =
+    &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/ecn_echo.bpf.o")));
+
+/// See [`ECN_ECHO`]: its ELF bytes, or why there are none.
+pub fn ecn_echo_object() -> Result<&'static [u8], String> {
+    if ECN_ECHO.0.is_empty() {
+        return Err(format!(
+            "startlab was built without its eBPF controllers: {MISSING}"
+        ));
+    }
+    Ok(&ECN_ECHO.0)
+}
+
 /// The environment variable that names an object to use instead of the built one.
 pub const OBJECT_VARIABLE: &str = "STARTLAB_BPF_OBJECT";
 

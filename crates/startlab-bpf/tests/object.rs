@@ -244,9 +244,6 @@ fn every_algorithm_of_the_simulator_has_a_port_taking_all_its_parameters() {
     let reno = json!({"abc_limit": 0, "beta": 0.5, "counting": "rfc5681"});
     let mut missing = Vec::new();
     for a in algorithms() {
-        if startlab_core::cc::registry::WITHOUT_PORT.contains(&a.name) {
-            continue;
-        }
         let mut defaults: serde_json::Map<String, serde_json::Value> = a
             .params
             .iter()

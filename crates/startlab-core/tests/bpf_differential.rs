@@ -94,7 +94,6 @@ fn combinations() -> Vec<(String, String)> {
     let mut v = Vec::new();
     for a in registry::algorithms() {
         match a.role {
-            Role::Cc if registry::WITHOUT_PORT.contains(&a.name) => {}
             Role::Cc => v.push((a.name.to_string(), registry::DEFAULT_STARTUP.to_string())),
             Role::Startup => v.push(("newreno".to_string(), a.name.to_string())),
             _ => {}
@@ -195,12 +194,12 @@ fn every_port_follows_its_model_after_every_hook() {
             if d.max_ssthresh_gap > 1.0 {
                 failures.push(format!("{what}: ssthresh apart by {}", d.max_ssthresh_gap));
             }
-            // The same exit: the same reason, within one ACK (two hooks) and one segment (the
-            // ports' ssthresh is whole segments, so an exit at a fractional ssthresh of the
-            // model comes at the whole one below it).
+            // The same exit: the same reason, within one ACK (three hooks: pkts_acked,
+            // in_ack_event, cong_avoid) and one segment (the ports' ssthresh is whole segments,
+            // so an exit at a fractional ssthresh of the model comes at the whole one below it).
             match (&d.model_exit, &d.port_exit) {
                 (Some(m), Some(p))
-                    if m.0.abs_diff(p.0) <= 2
+                    if m.0.abs_diff(p.0) <= 3
                         && m.2 == p.2
                         && (m.1 - p.1).abs() <= 1.0 + CWND_TOLERANCE * m.1 => {}
                 (None, None) => {}

@@ -19,7 +19,26 @@ pub struct ObjectImage {
     /// The `struct_ops` variable to register (`None`: the object's only one). startlab's
     /// object has two: `startlab` (cong_avoid) and `startlab_model` (cong_control).
     pub struct_ops: Option<String>,
+    /// Register it with `TCP_CONG_NEEDS_ECN` added to its flags (startlab's object serves
+    /// every algorithm, and only DCTCP needs ECN).
+    pub needs_ecn: bool,
 }
+
+impl ObjectImage {
+    /// DCTCP's receiving half (`ecn_echo.bpf.c`), for the receiver of a flow whose controller
+    /// needs ECN.
+    pub fn ecn_echo() -> Result<ObjectImage, String> {
+        Ok(ObjectImage {
+            elf: Arc::new(startlab_bpf::ecn_echo_object()?.to_vec()),
+            sections: Vec::new(),
+            struct_ops: Some("ecn_echo".into()),
+            needs_ecn: true,
+        })
+    }
+}
+
+/// The name DCTCP's receiving half is registered under.
+pub const ECN_ECHO_NAME: &str = "startlab_echo";
 
 /// The kernel's limit on a controller's name (TCP_CA_NAME_MAX, with the terminating NUL).
 const NAME_MAX: usize = 16;
@@ -49,7 +68,8 @@ impl Registered {
         let mut open = ObjectBuilder::default()
             .open_memory(&image.elf)
             .map_err(|e| format!("opening the eBPF object: {e}"))?;
-        let name_at = name_offset(&btf)?;
+        let name_at = member_offset(&btf, "name")?;
+        let flags_at = member_offset(&btf, "flags")?;
         let mut struct_ops = None;
         for mut map in open.maps_mut() {
             let map_name = map.name().to_string_lossy().into_owned();
@@ -76,6 +96,13 @@ impl Registered {
                 let field = &mut data[name_at..name_at + NAME_MAX];
                 field.fill(0);
                 field[..name.len()].copy_from_slice(name.as_bytes());
+                if image.needs_ecn {
+                    // include/net/tcp.h: TCP_CONG_NEEDS_ECN.
+                    let flags = &mut data[flags_at..flags_at + 4];
+                    let v = u32::from_le_bytes(flags.try_into().unwrap())
+                        | startlab_bpf::elf::TCP_CONG_NEEDS_ECN;
+                    flags.copy_from_slice(&v.to_le_bytes());
+                }
             }
         }
         let mut object = open.load().map_err(|e| {
@@ -171,14 +198,14 @@ fn btf_of(elf: &[u8]) -> Result<Btf, String> {
     Ok(btf)
 }
 
-/// Where `name` lies in the object's `struct tcp_congestion_ops`.
-fn name_offset(btf: &Btf) -> Result<usize, String> {
+/// Where `member` lies in the object's `struct tcp_congestion_ops`.
+fn member_offset(btf: &Btf, member: &str) -> Result<usize, String> {
     let ops = match btf.named("tcp_congestion_ops") {
         Some(Type::Struct { members, .. }) => members.clone(),
         _ => return Err("the object has no struct tcp_congestion_ops".into()),
     };
     ops.iter()
-        .find(|m| m.name == "name")
+        .find(|m| m.name == member)
         .map(|m| (m.bit_offset / 8) as usize)
-        .ok_or_else(|| "struct tcp_congestion_ops has no name".into())
+        .ok_or_else(|| format!("struct tcp_congestion_ops has no {member}"))
 }

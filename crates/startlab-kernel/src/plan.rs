@@ -54,8 +54,13 @@ pub struct Connection {
     /// The user's program has `cong_control`: it owns cwnd, and a loss does not end its
     /// start-up (Linux `tcp_cong_control`).
     pub owns_cwnd: bool,
-    /// The connection uses ECN (`tcp.ecn`): a CWR episode then comes from an ECN echo.
+    /// The connection uses ECN (`tcp.ecn`, or a controller that needs it): a CWR episode then
+    /// comes from an ECN echo.
     pub ecn: bool,
+    /// The receiver's congestion control, set on its listening socket (which the accepted
+    /// connection inherits): DCTCP's receiving half ([`crate::bpf::ECN_ECHO_NAME`]) for a
+    /// controller that needs ECN; `None`: the namespace's default.
+    pub receiver_cc: Option<String>,
 }
 
 /// One UDP source of the kernel run: the simulator's own source (its schedule and on-off
@@ -391,6 +396,7 @@ fn kernel_control(
             elf: Arc::new(controllers.elf.to_vec()),
             sections: vec![(".rodata".into(), rodata)],
             struct_ops: Some(startlab_core::cc::bpf::own_struct_ops(model).to_string()),
+            needs_ecn: model.build().needs_ecn(),
         },
     }))
 }
@@ -445,6 +451,8 @@ fn user_object(
             elf: image.elf,
             sections: image.sections,
             struct_ops: image.struct_ops,
+            // A user's object registers with the flags it was compiled with.
+            needs_ecn: false,
         },
     }))
 }
@@ -538,6 +546,9 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
             available,
             own_initial_window,
         )?;
+        // A controller that needs ECN (TCP_CONG_NEEDS_ECN, DCTCP) negotiates it whatever
+        // net.ipv4.tcp_ecn says; its receiver runs the receiving half.
+        let needs_ecn = controller.build().needs_ecn();
         // startlab's object reports its phases; a user's object, the Linux controllers do not.
         let reports = match &control {
             Control::Bpf(_) => !matches!(controller.algorithm(), Algorithm::UserObject { .. }),
@@ -595,7 +606,8 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
                 Algorithm::UserObject { object, .. } => object.has_cong_control(),
                 _ => false,
             },
-            ecn: cfg.ecn,
+            ecn: cfg.ecn || needs_ecn,
+            receiver_cc: needs_ecn.then(|| crate::bpf::ECN_ECHO_NAME.to_string()),
         };
         match &plan.traffic {
             Traffic::Tcp {

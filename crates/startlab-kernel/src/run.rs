@@ -9,7 +9,7 @@
 //! `TCP_INFO` and the emulator's links into the simulator's tables. Everything created is
 //! removed when this function returns, whether it succeeds, fails or is interrupted.
 
-use crate::bpf::Registered;
+use crate::bpf::{ObjectImage, Registered, ECN_ECHO_NAME};
 use crate::counters::{hystart_between, netstat, sample_hystart};
 use crate::diag::{self, DiagReading};
 use crate::guard::{RunLock, LOCK_FILE};
@@ -411,6 +411,7 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
             src_port: src_port(c.flow),
             dst_port: 5001 + (c.flow % 15_000) as u16,
             cc: c.cc.clone(),
+            receiver_cc: c.receiver_cc.clone(),
             start_ns: t0 + c.start.as_nanos(),
             stop_ns: t0 + c.stop.as_nanos(),
             bytes: c.bytes,
@@ -548,11 +549,22 @@ fn register_controllers(plan: &KernelPlan) -> Result<Vec<Registered>, KernelErro
     if plan.controllers.is_empty() {
         return Ok(Vec::new());
     }
-    plan.controllers
+    let mut registered = plan
+        .controllers
         .iter()
         .enumerate()
         .map(|(k, c)| Registered::new(&c.image, &bpf_name(k)).map_err(KernelError::Failed))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    // DCTCP's receiving half, for the receivers of the flows whose controller needs ECN.
+    if plan
+        .connections
+        .iter()
+        .any(|c| c.receiver_cc.as_deref() == Some(ECN_ECHO_NAME))
+    {
+        let image = ObjectImage::ecn_echo().map_err(KernelError::Failed)?;
+        registered.push(Registered::new(&image, ECN_ECHO_NAME).map_err(KernelError::Failed)?);
+    }
+    Ok(registered)
 }
 
 /// The simulator's tables of a kernel run.

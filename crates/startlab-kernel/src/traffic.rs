@@ -168,6 +168,8 @@ pub struct TcpJob {
     pub dst_port: u16,
     /// A congestion control the kernel has (`reno`, `cubic`, or a registered `struct_ops`).
     pub cc: String,
+    /// The receiver's, set on its listening socket (`None`: the namespace's default).
+    pub receiver_cc: Option<String>,
     /// When it opens and when the application closes it, on the monotonic clock; `bytes` to
     /// send, `None` for as much as it can until `stop`.
     pub start_ns: u64,
@@ -211,6 +213,23 @@ fn retry(e: &io::Error) -> bool {
 /// How long after its stop time a receiver waits for a connection or its last bytes.
 const GRACE_NS: u64 = 3_000_000_000;
 
+/// `TCP_CONGESTION` on `socket`.
+fn set_congestion_control(socket: &impl AsRawFd, cc: &str) -> io::Result<()> {
+    // SAFETY: the buffer is live for the call and its length is given.
+    check(
+        unsafe {
+            libc::setsockopt(
+                socket.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_CONGESTION,
+                cc.as_ptr().cast(),
+                cc.len() as libc::socklen_t,
+            )
+        },
+        || format!("TCP_CONGESTION \"{cc}\" on the receiver"),
+    )
+}
+
 /// Runs the receiving side: accepts one connection on `(dst.addr, dst_port)` and reads until
 /// the sender closes. The listener is bound before this returns.
 fn receiver(job: &TcpJob) -> io::Result<std::thread::JoinHandle<io::Result<u64>>> {
@@ -219,6 +238,13 @@ fn receiver(job: &TcpJob) -> io::Result<std::thread::JoinHandle<io::Result<u64>>
     let handle = std::thread::spawn(move || -> io::Result<u64> {
         let bound = enter(&job.dst)
             .and_then(|_| TcpListener::bind(SocketAddrV4::new(job.dst.addr, job.dst_port)));
+        // The receiver's congestion control, inherited by the connection it accepts
+        // (tcp_ca_openreq_child); a listener's flags (TCP_CONG_NEEDS_ECN) also decide whether
+        // it accepts ECN (tcp_ecn_create_request).
+        let bound = bound.and_then(|l| match &job.receiver_cc {
+            Some(cc) => set_congestion_control(&l, cc).map(|_| l),
+            None => Ok(l),
+        });
         let listener = match bound {
             Ok(l) => {
                 let _ = tx.send(Ok(()));

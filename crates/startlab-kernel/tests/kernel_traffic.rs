@@ -31,6 +31,7 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
         src_port: base + flow as u16,
         dst_port: 5201 + flow as u16,
         cc: if flow == 0 { "cubic" } else { "reno" }.into(),
+        receiver_cc: None,
         start_ns: t0 + start_ms * 1_000_000,
         stop_ns: t0 + 1_000_000_000,
         bytes,
@@ -110,6 +111,7 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
             program: None,
             owns_cwnd: false,
             ecn: false,
+            receiver_cc: None,
         })
         .collect();
     let run = RunFacts {

@@ -189,6 +189,9 @@ pub struct Tcb {
     pub delivered: u64,
     /// Segments delivered by ACKs that echoed CE (`tcp_count_delivered` with an ECN echo).
     pub delivered_ce: u64,
+    /// The connection uses ECN (RFC 3168, negotiated at the handshake: `tcp_sock.ecn_flags`
+    /// has `TCP_ECN_OK`).
+    pub ecn: bool,
     pub ca_state: CaState,
     /// Set by the controller to pace transmissions; `None` sends as fast as the window allows.
     pub pacing_rate: Option<Rate>,
@@ -233,6 +236,7 @@ impl Tcb {
             in_flight: 0,
             delivered: 0,
             delivered_ce: 0,
+            ecn: false,
             ca_state: CaState::Open,
             pacing_rate: None,
             exit_reason_hint: None,

@@ -427,10 +427,6 @@ pub fn algorithms() -> Vec<AlgorithmInfo> {
     ccs.chain(startups).chain(sender).collect()
 }
 
-/// Models that have no eBPF port yet, so the kernel world refuses them (DCTCP's needs the
-/// receiver's CE events and `tcp_sock.ecn_flags`: docs/algorithms/dctcp.md).
-pub const WITHOUT_PORT: &[&str] = &["dctcp"];
-
 /// Controllers whose start-up is part of their model (they set cwnd in `cong_control`): no
 /// slow start can replace theirs.
 const OWN_STARTUP: &[&str] = &["bbr", "bbr3"];

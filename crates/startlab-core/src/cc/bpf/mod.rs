@@ -13,7 +13,9 @@ pub mod derived;
 mod modules;
 
 use super::registry::{algorithms, BuildError, Model, Params, Role};
-use super::{Ack, AckSample, CaState, CongestionControl, CwndEvent, ExitReason, Phase, Tcb};
+use super::{
+    Ack, AckEvent, AckSample, CaState, CongestionControl, CwndEvent, ExitReason, Phase, Tcb,
+};
 use crate::time::Time;
 use crate::units::Rate;
 use serde_json::{Map, Value};
@@ -113,6 +115,9 @@ pub struct BpfFactory {
     user_elf: Option<Arc<Vec<u8>>>,
     /// The struct_ops variable loaded (`None`: the object's only one).
     struct_ops: Option<String>,
+    /// The controller needs ECN: its struct_ops has `TCP_CONG_NEEDS_ECN`, or (startlab's own
+    /// object, whose flags the kernel world sets per registration) its Rust model needs it.
+    needs_ecn: bool,
 }
 
 impl fmt::Debug for BpfFactory {
@@ -235,6 +240,7 @@ pub fn port_factory(model: &Model) -> Result<BpfFactory, BuildError> {
         hz: 1000,
         user_elf: None,
         struct_ops: Some(ops.to_string()),
+        needs_ecn: model.build().needs_ecn(),
     })
 }
 
@@ -282,6 +288,7 @@ fn user_factory(target: &str, cc_params: &Params, startup: &str) -> Result<BpfFa
     // `__kconfig` externs: CONFIG_HZ is the flow's jiffies rate, as bpf_jiffies64's.
     loaded.write_kconfig(&mut data, hz);
     let code = Vm::specialized(&loaded, &data);
+    let needs_ecn = loaded.flags & startlab_bpf::elf::TCP_CONG_NEEDS_ECN != 0;
     Ok(BpfFactory {
         loaded,
         data,
@@ -289,6 +296,7 @@ fn user_factory(target: &str, cc_params: &Params, startup: &str) -> Result<BpfFa
         hz,
         user_elf: Some(Arc::new(elf)),
         struct_ops: ops.map(str::to_string),
+        needs_ecn,
     })
 }
 
@@ -355,9 +363,12 @@ impl BpfFactory {
             "pkts_acked",
             "undo_cwnd",
             "cong_control",
+            "in_ack_event",
         ]
         .map(|h| self.loaded.hooks.get(h).copied());
         BpfController {
+            needs_ecn: self.needs_ecn,
+            sampled: false,
             vm,
             startup: true,
             failed: None,
@@ -378,8 +389,13 @@ pub struct BpfController {
     failed: Option<String>,
     phase: Option<u32>,
     /// The programs of init, ssthresh, cong_avoid, set_state, cwnd_event, pkts_acked,
-    /// undo_cwnd and cong_control, looked up once (they run on every ACK).
-    hooks: [Option<usize>; 8],
+    /// undo_cwnd, cong_control and in_ack_event, looked up once (they run on every ACK).
+    hooks: [Option<usize>; 9],
+    /// See [`BpfFactory::needs_ecn`].
+    needs_ecn: bool,
+    /// pkts_acked ran for the ACK being processed (else, for a duplicate ACK, in_ack_event runs
+    /// it first with nothing acknowledged, as tcp_clean_rtx_queue does before tcp_in_ack_event).
+    sampled: bool,
     /// What the socket image was given of the fields a program may write besides cwnd and
     /// ssthresh, to tell the program's writes from the sender's.
     filled: Filled,
@@ -505,6 +521,10 @@ impl BpfController {
         );
         put(sk, f.is_cwnd_limited, tcb.cwnd_limited as u64);
         put(sk, f.delivered, tcb.delivered & 0xffff_ffff);
+        put(sk, f.delivered_ce, tcb.delivered_ce & 0xffff_ffff);
+        // TCP_ECN_OK (include/net/tcp_ecn.h: TCP_ECN_MODE_RFC3168) once negotiated; a
+        // program's writes (TCP_ECN_DEMAND_CWR, a receiver's) do not reach the sender.
+        put(sk, f.ecn_flags, tcb.ecn as u64);
         put(sk, f.tcp_mstamp, now.as_nanos() / 1000);
         put(sk, f.tcp_clock_cache, now.as_nanos());
         put(
@@ -618,6 +638,7 @@ impl BpfController {
             "pkts_acked" => self.hooks[5],
             "undo_cwnd" => self.hooks[6],
             "cong_control" => self.hooks[7],
+            "in_ack_event" => self.hooks[8],
             _ => self.vm.loaded.hooks.get(hook).copied(),
         }?;
         let mut full = [region_base(SOCK_REGION), 0, 0, 0];
@@ -1023,6 +1044,24 @@ impl CongestionControl for Shadow {
             true,
         )
     }
+    fn in_ack_event(&mut self, tcb: &mut Tcb, event: AckEvent, now: Time) {
+        self.both(
+            tcb,
+            "in_ack_event",
+            |m, t| {
+                m.in_ack_event(t, event, at(now));
+                0.0
+            },
+            |p, t| {
+                p.in_ack_event(t, event, at(now));
+                0.0
+            },
+            false,
+        );
+    }
+    fn needs_ecn(&self) -> bool {
+        self.model.needs_ecn()
+    }
     fn in_startup(&self, tcb: &Tcb) -> bool {
         self.model.in_startup(tcb)
     }
@@ -1089,32 +1128,15 @@ impl CongestionControl for BpfController {
             CwndEvent::TxStart => 0,
             CwndEvent::CompleteCwr => 2,
             CwndEvent::Loss => 3,
-            CwndEvent::DupAck => {
-                // A duplicate ACK that delivered nothing: Linux calls pkts_acked with nothing
-                // acknowledged (tcp_clean_rtx_queue) and in_ack_event without
-                // CA_ACK_WIN_UPDATE (tcp_in_ack_event) for it.
-                let f = layout::sock();
-                let s = self.vm.ack_sample();
-                layout::put(s, f.pkts_acked, 0);
-                layout::put(s, f.rtt_us, u32::MAX as u64);
-                layout::put(s, f.in_flight, tcb.in_flight as u64);
-                let sample = AckSample {
-                    acked: 0,
-                    rtt: None,
-                    prior_in_flight: tcb.in_flight,
-                };
-                if let Some(m) = self.modules() {
-                    m.ack = Some(sample);
-                }
-                self.call(tcb, now, "pkts_acked", &[region_base(ACK_REGION)]);
-                self.call(tcb, now, "in_ack_event", &[0]);
-                return;
-            }
+            // A duplicate ACK is not a Linux event: its pkts_acked with nothing acknowledged
+            // ran in in_ack_event, which the stacks call on every ACK.
+            CwndEvent::DupAck => return,
         };
         self.call(tcb, now, "cwnd_event", &[ev]);
     }
 
     fn pkts_acked(&mut self, tcb: &mut Tcb, sample: &AckSample, now: Time) {
+        self.sampled = true;
         let f = layout::sock();
         let s = self.vm.ack_sample();
         layout::put(s, f.pkts_acked, sample.acked as u64);
@@ -1174,6 +1196,43 @@ impl CongestionControl for BpfController {
 
     fn has_cong_control(&self) -> bool {
         self.hooks[7].is_some()
+    }
+
+    /// tcp_in_ack_event (Linux 6.18: every ACK, after tcp_clean_rtx_queue): `CA_ACK_WIN_UPDATE`
+    /// for an ACK that advanced `snd_una` on the fast path; `CA_ACK_SLOWPATH`, and with it
+    /// `CA_ACK_ECE`, for one with an ECN echo (its ECE flag takes it off the fast path).
+    fn in_ack_event(&mut self, tcb: &mut Tcb, event: AckEvent, now: Time) {
+        let duplicate = !std::mem::take(&mut self.sampled) && tcb.flight_size() > 0;
+        if duplicate {
+            // tcp_clean_rtx_queue calls pkts_acked for every ACK with data outstanding, a
+            // duplicate that acknowledged nothing included.
+            let f = layout::sock();
+            let s = self.vm.ack_sample();
+            layout::put(s, f.pkts_acked, 0);
+            layout::put(s, f.rtt_us, u32::MAX as u64);
+            layout::put(s, f.in_flight, tcb.in_flight as u64);
+            let sample = AckSample {
+                acked: 0,
+                rtt: None,
+                prior_in_flight: tcb.in_flight,
+            };
+            if let Some(m) = self.modules() {
+                m.ack = Some(sample);
+            }
+            if self.hooks[5].is_some() {
+                self.call(tcb, now, "pkts_acked", &[region_base(ACK_REGION)]);
+            }
+        }
+        if self.hooks[8].is_none() {
+            return;
+        }
+        // include/net/tcp.h: CA_ACK_SLOWPATH 1, CA_ACK_WIN_UPDATE 2, CA_ACK_ECE 4.
+        let flags = if event.ece { 1 | 4 } else { 0 } | if event.win_update { 2 } else { 0 };
+        self.call(tcb, now, "in_ack_event", &[flags]);
+    }
+
+    fn needs_ecn(&self) -> bool {
+        self.needs_ecn
     }
 
     /// `bpf_get_prandom_u32` draws from the connection's stream, and so does a kernel module

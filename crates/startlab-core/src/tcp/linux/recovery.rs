@@ -170,10 +170,12 @@ impl LinuxRecovery {
             ecr: pkt.ts,
             ece,
         };
-        // tcp_in_ack_event, after tcp_clean_rtx_queue (Linux 6.18).
+        // tcp_in_ack_event, after tcp_clean_rtx_queue (Linux 6.18). An ACK that advances
+        // snd_una with neither SACK blocks nor ECE passes tcp_rcv_established's header
+        // prediction: tcp_ack then flags it FLAG_WIN_UPDATE (the receiver's window is fixed).
         let event = AckEvent {
             ece,
-            win_update: false,
+            win_update: advanced && pkt.sack.is_empty() && !ece,
         };
         c.cc.in_ack_event(&mut c.tcb, event, now);
         self.process_tlp_ack(c, now, ack, &flags);

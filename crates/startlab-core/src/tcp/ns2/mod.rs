@@ -120,9 +120,10 @@ impl Ns2Recovery {
             };
             c.cc.pkts_acked(&mut c.tcb, &sample, now);
         }
+        // As the Linux stack flags it (tcp_in_ack_event).
         let event = AckEvent {
             ece,
-            win_update: false,
+            win_update: c.tcb.snd_una > una_before && pkt.sack.is_empty() && !ece,
         };
         c.cc.in_ack_event(&mut c.tcb, event, now);
         // The rate sample (tcp_rate_gen) and the controller's cong_control, on every ACK.

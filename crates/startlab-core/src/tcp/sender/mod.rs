@@ -43,12 +43,13 @@ impl TcpSender {
         start_time: Time,
     ) -> Self {
         let wire = cfg.mss_bytes + cfg.header_bytes;
-        let tcb = Tcb::new(
+        let mut tcb = Tcb::new(
             cfg.mss_bytes,
             wire,
             cfg.initial_window as f64,
             cfg.initial_ssthresh,
         );
+        tcb.ecn = cfg.ecn;
         let rtt = RttEstimator::new(
             cfg.initial_rto,
             cfg.min_rto,
