@@ -1,11 +1,12 @@
 """How startlab's cost and memory grow: the scaling figures of docs/performance.md.
 
-    python3 bench/ns3/scaling.py --startlab PATH/startlab-bench [--reps 3] [--only speed|memory]
+    python3 bench/ns3/scaling.py --startlab PATH/startlab-bench [--reps 3] [--only speed|memory|aqm]
 
 Generates dumbbell scenarios, runs each in its own process (`startlab-bench --file`) and prints:
 
 * speed: the CPU cost of one simulated second as the bottleneck rate grows 10x (10 -> 100 -> 1000
-  Mbps, one flow) and as the number of flows grows 10x (1 -> 10 -> 100 flows at 1 Gbps), with
+  Mbps, one flow), as the number of flows grows 10x (1 -> 10 -> 100 flows at 1 Gbps), and for
+  100 flows at 1 Gbps behind each queue discipline (drop-tail, CoDel, FQ-CoDel, PIE), with
   the cost per packet; every figure is also given as a ratio to the first run of its series,
   measured in the same command (round robin, best of --reps by the CPU time of the simulation
   loop, which waiting for a busy CPU does not inflate), since the machine is shared and noisy;
@@ -43,14 +44,15 @@ def dumbbell(
     queue: str = '"1BDP"',
     access: str = '{ rate = "10Gbps", delay = "1ms" }',
     tcp: str = "sack = true",
+    discipline: str | None = None,
 ) -> str:
+    discipline = discipline or f'{{ kind = "droptail", limit = {queue} }}'
     head = f'''name = "{name}"
 duration = "{duration}"
 [topology]
 kind = "dumbbell"
 pairs = {pairs}
-bottleneck = {{ rate = "{rate}", delay = "{delay}", \
-queue = {{ kind = "droptail", limit = {queue} }} }}
+bottleneck = {{ rate = "{rate}", delay = "{delay}", queue = {discipline} }}
 access = {access}
 [tcp]
 mss = "{MSS}B"
@@ -116,7 +118,38 @@ def fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
     return my - b * mx, b
 
 
-def speed(binary: Path, reps: int) -> dict:
+# The AQM series: 100 NewReno flows at 1 Gbps behind each discipline (Linux's defaults).
+DISCIPLINES = {
+    "droptail": '{ kind = "droptail", limit = "1BDP" }',
+    "codel": '{ kind = "codel" }',
+    "fq_codel": '{ kind = "fq_codel" }',
+    "pie": '{ kind = "pie" }',
+}
+
+
+def aqm_series() -> dict:
+    return {
+        "queue discipline (100 flows, 1 Gbps, 100 ms, 30 s)": [
+            (
+                label,
+                dumbbell(
+                    name=f"aqm-{label}",
+                    duration="30s",
+                    rate="1Gbps",
+                    delay="48ms",
+                    pairs=100,
+                    discipline=discipline,
+                    flows=[f'cc = "newreno"\npair = {i}' for i in range(100)],
+                ),
+            )
+            for label, discipline in DISCIPLINES.items()
+        ]
+    }
+
+
+def speed(binary: Path, reps: int, only_aqm: bool = False) -> dict:
+    if only_aqm:
+        return run_series(binary, reps, aqm_series())
     series = {
         "bandwidth (1 flow, 100 ms, buffer BDP, 60 s)": [
             (
@@ -145,7 +178,12 @@ def speed(binary: Path, reps: int) -> dict:
             )
             for n in (1, 10, 100)
         ],
+        **aqm_series(),
     }
+    return run_series(binary, reps, series)
+
+
+def run_series(binary: Path, reps: int, series: dict) -> dict:
     results: dict = {}
     for title, runs in series.items():
         print(f"\nspeed: {title}  (best of {reps}, round robin; x = ratio to the first row)")
@@ -253,7 +291,11 @@ def main() -> None:
     parser.add_argument(
         "--reps", type=int, default=3, help="repetitions of each speed run (default 3)"
     )
-    parser.add_argument("--only", choices=("speed", "memory"), help="one half only")
+    parser.add_argument(
+        "--only",
+        choices=("speed", "memory", "aqm"),
+        help="one half only, or the speed of the queue disciplines alone",
+    )
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     args = parser.parse_args()
     print(
@@ -261,8 +303,8 @@ def main() -> None:
         f" ({os.cpu_count()} CPUs)"
     )
     out = {}
-    if args.only in (None, "speed"):
-        out["speed"] = speed(args.startlab, args.reps)
+    if args.only in (None, "speed", "aqm"):
+        out["speed"] = speed(args.startlab, args.reps, only_aqm=args.only == "aqm")
     if args.only in (None, "memory"):
         out["memory"] = memory(args.startlab, args.reps)
     print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

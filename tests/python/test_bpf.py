@@ -118,6 +118,29 @@ def test_a_kconfig_extern_reads_the_flows_kernel_clock(tmp_path: Path) -> None:
         startlab.run(doc)
 
 
+def test_a_struct_ops_that_needs_ecn_gets_it_and_unknown_flags_are_refused(tmp_path: Path) -> None:
+    """`.flags = TCP_CONG_NEEDS_ECN` (0x2): the flow uses ECN though tcp.ecn is off, so CoDel
+    marks instead of dropping and the flow reduces for the echoes; a flag Linux does not know
+    (0x8) is refused as bpf_tcp_ca_init_member refuses it."""
+    source = ROOT / "tests" / "python" / "bpf" / "kfunc_reno.bpf.c"
+    doc = document({})
+    doc["duration"] = "3s"
+    doc["topology"]["bottleneck"]["queue"] = {"kind": "codel", "ecn": True}
+
+    def run(obj: Path) -> startlab.Result:
+        return startlab.run({**doc, "flows": [{**doc["flows"][0], "cc": {"bpf": str(obj)}}]})
+
+    needs = run(compile_object(source, tmp_path / "ecn.o", "-DFLAGS=0x2"))
+    plain = run(compile_object(source, tmp_path / "plain.o"))
+    assert needs.link("bottleneck")["marks"] > 0
+    assert needs.link("bottleneck")["drops"] == 0
+    assert needs.flows["ecn_reductions"][0] > 0
+    assert plain.link("bottleneck")["marks"] == 0
+    assert plain.link("bottleneck")["drops"] > 0
+    with pytest.raises(startlab.ScenarioError, match=r"flags 0x8; Linux accepts only"):
+        run(compile_object(source, tmp_path / "bad.o", "-DFLAGS=0x8"))
+
+
 def test_an_object_with_two_controllers_runs_the_one_it_names(tmp_path: Path) -> None:
     source = ROOT / "tests" / "python" / "bpf" / "kfunc_reno.bpf.c"
     obj = compile_object(source, tmp_path / "two.o", "-DTWO_OPS")

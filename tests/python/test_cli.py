@@ -337,6 +337,22 @@ def test_warnings_go_to_stderr_and_strict_makes_them_errors(cli, tmp_path: Path)
     assert_one_error_line(cli("validate", path, "--strict"), r"--strict")
 
 
+def test_ecn_on_a_controller_that_ignores_it_is_a_warning_strict_refuses(cli, tmp_path: Path):
+    document = dumbbell(rate="20Mbps", duration="2s", tcp={"ecn": True})
+    document["flows"][0]["cc"] = "bbr"
+    document["topology"]["bottleneck"]["queue"] = {"kind": "codel", "ecn": True}
+    path = write_scenario(tmp_path / "bbr-ecn.toml", document)
+    proc = cli("validate", path)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("startlab: warning: flows[0].tcp.ecn: cc = \"bbr\" does not reduce")
+    assert_one_error_line(cli("validate", path, "--strict"), r"--strict", "ECN echo")
+    # A controller that reduces for an echo is not warned about.
+    document["flows"][0]["cc"] = "cubic"
+    proc = cli("validate", write_scenario(tmp_path / "cubic-ecn.toml", document))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
 def test_schema_prints_the_tables_reference(cli):
     proc = cli("schema")
     assert proc.returncode == 0, proc.stderr

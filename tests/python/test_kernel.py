@@ -385,6 +385,36 @@ def test_an_aqm_bottleneck_marks_or_drops_in_the_kernel_as_in_the_simulator(
 
 
 @pytest.mark.kernel
+def test_dctcps_port_runs_in_the_kernel_with_its_receiving_half(
+    cli: Cli, tmp_path: Path, kernel_world: None
+) -> None:
+    # DCTCP needs ECN (TCP_CONG_NEEDS_ECN) with tcp.ecn left off: the kernel registers its port
+    # with that flag and the receiver's listener with ecn_echo.bpf.c. Behind CoDel with ECN it
+    # leaves slow start at its first echo in both worlds and then holds the queue by marks
+    # alone; its alpha keeps the reductions small, so the link stays busy.
+    doc = document("dctcp", [{"pair": 0, "cc": "dctcp"}], duration="4s", tcp={"stack": "linux"})
+    doc["topology"]["bottleneck"]["queue"] = {"kind": "codel", "ecn": True}
+    path = tmp_path / "dctcp.toml"
+    path.write_text(tomli_w.dumps(doc), encoding="utf-8")
+    out = tmp_path / "out"
+    proc = cli("kernel", "run", path, "-o", out, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    worlds = {"kernel": startlab.Result.load(out), "simulator": startlab.run(path)}
+    for world, r in worlds.items():
+        link = r.link("bottleneck")
+        flow = r.flows.row(0, named=True)
+        assert flow["ss_exit_reason"] == "ecn", (world, flow)
+        assert link["marks"] >= 10, (world, link)
+        assert link["drops"] == 0, (world, link)
+        assert flow["retransmissions"] == 0, world
+    k, s = (worlds[w].flows.row(0, named=True) for w in ("kernel", "simulator"))
+    assert k["ss_exit_s"] == pytest.approx(s["ss_exit_s"], rel=0.05)
+    assert k["ss_exit_cwnd"] == pytest.approx(s["ss_exit_cwnd"], rel=0.05)
+    km, sm = (worlds[w].link("bottleneck")["marks"] for w in ("kernel", "simulator"))
+    assert km == pytest.approx(sm, rel=0.5), (km, sm)
+
+
+@pytest.mark.kernel
 def test_hystart_flows_sharing_a_namespace_each_get_their_detector(
     tmp_path: Path, kernel_world: None
 ) -> None:

@@ -476,6 +476,43 @@ def test_sojourn_metrics_read_the_links_percentiles():
     assert link["p50_sojourn_ns"] <= link["p90_sojourn_ns"] <= link["p99_sojourn_ns"]
 
 
+def test_time_to_utilization_is_the_first_busy_window():
+    # A CBR source at the bottleneck's rate from 1 s, 1 ms of access delay: the bottleneck is
+    # busy from 1.001 s (plus one access transmission). Sampled every 10 ms, the 100 ms window
+    # ending at 1.09 s holds 89 ms of it and the one ending at 1.10 s 99 ms: 0.9 is first
+    # reached at 1.10 s; 0.5 (50 ms) at 1.06 s; a wholly busy window, [1.01, 1.11], at 1.11 s.
+    document = dumbbell(rate="10Mbps", duration="2s", measure={"interval": "10ms"})
+    document["topology"]["access"] = {"rate": "1Gbps", "delay": "1ms"}
+    document["flows"] = [
+        {"kind": "cbr", "pair": 0, "rate": "10Mbps", "packet_size": "1000B", "start": "1s"}
+    ]
+    result = startlab.run(document)
+    metrics = [
+        parse_metric("t90", "time_to_utilization"),
+        parse_metric("t50", "time_to_utilization(bottleneck, fraction=0.5, window=100ms)"),
+        parse_metric("t100", "time_to_utilization(fraction=1)"),
+    ]
+    values, errors = compute_metrics(result, metrics)
+    assert errors == []
+    got = {m.name: values[m.id] for m in metrics}
+    assert got["t90"] == pytest.approx(1.10)
+    assert got["t50"] == pytest.approx(1.06)
+    assert got["t100"] == pytest.approx(1.11)
+    assert metrics[0].id == "time_to_utilization(fraction=0.9,link=bottleneck,window=100ms)"
+
+
+@pytest.mark.parametrize(
+    "spec, pattern",
+    [
+        ("time_to_utilization(fraction=1.5)", r"fraction: expected a fraction in \(0, 1\]"),
+        ("time_to_utilization(window=0s)", r"window: expected a time above 0"),
+    ],
+)
+def test_time_to_utilization_refuses_bad_arguments(spec: str, pattern: str):
+    with pytest.raises(SweepPlanError, match=pattern):
+        parse_metric("t", spec)
+
+
 def test_exit_bw_and_share_agree_with_the_tables():
     document = lossy(duration="4s", flows=2, rate="20Mbps", loss=0.0)
     for f in document["flows"]:

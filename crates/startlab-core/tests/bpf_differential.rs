@@ -221,3 +221,45 @@ fn every_port_follows_its_model_after_every_hook() {
         failures.join("\n")
     );
 }
+
+/// DCTCP's port behind CoDel with ECN, where its alpha and its reduction for each echo decide:
+/// on both stacks, the port follows the model after every hook, and the path did mark and the
+/// flow did reduce for echoes (so the comparison covered them).
+#[test]
+fn dctcps_port_follows_its_model_behind_an_ecn_codel() {
+    let bottleneck =
+        r#"{ rate = "50Mbps", delay = "20ms", queue = { kind = "codel", ecn = true } }"#;
+    for tcp in ["", "linux:"] {
+        let text = scenario("dctcp", "default", bottleneck, tcp);
+        let mut s = scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap();
+        let Traffic::Tcp { controller, .. } = &mut s.flows[0].traffic else {
+            unreachable!("one TCP flow")
+        };
+        let (shadowed, log) = controller.shadowed().unwrap();
+        *controller = shadowed;
+        let report = Simulation::from_resolved(s).run();
+        let d = log.lock().unwrap().clone();
+        let what = if tcp.is_empty() {
+            "ns-2 stack"
+        } else {
+            "linux stack"
+        };
+        assert!(d.error.is_none(), "{what}: {:?}", d.error);
+        assert!(d.acks > 1000, "{what}: {} ACKs", d.acks);
+        assert_eq!(d.misses, 0, "{what}: first miss {:?}", d.first_miss);
+        assert!(
+            d.max_ssthresh_gap <= 1.0,
+            "{what}: ssthresh gap {}",
+            d.max_ssthresh_gap
+        );
+        assert_eq!(
+            d.model_exit.as_ref().map(|e| e.2.clone()),
+            d.port_exit.as_ref().map(|e| e.2.clone())
+        );
+        let reductions: u64 = report.flows.ecn_reductions.iter().flatten().sum();
+        assert!(
+            reductions >= 5,
+            "{what}: {reductions} reductions for an echo"
+        );
+    }
+}

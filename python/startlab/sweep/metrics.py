@@ -308,6 +308,14 @@ KINDS: dict[str, MetricKind] = {
             column="max_queue_packets",
         ),
         MetricKind(
+            "time_to_utilization",
+            "link",
+            "the first time the link's utilization over the last `window` (default 100 ms) "
+            "reached `fraction` (default 0.9), from the sampled queue series; null if never",
+            "s",
+            ("link", "fraction", "window"),
+        ),
+        MetricKind(
             "mean_queue",
             "link",
             "mean of the sampled queue length (packets) over the run or [from, to]",
@@ -378,7 +386,7 @@ class Metric:
 
 
 def _show(name: str, value: Any) -> str:
-    if name in _WINDOW:
+    if name in _WINDOW or name == "window":
         return duration_text(int(value))
     return str(value)
 
@@ -510,6 +518,21 @@ def _normalize(kind: str, named: Mapping[str, Any], where: str) -> tuple[tuple[s
                     f'{at}: expected a time such as "2s" or "500ms", not {value!r}'
                 )
             params[key] = round(quantity.si * NS_PER_S)
+        elif key == "window":
+            quantity = parse_quantity(value)
+            if quantity is None or quantity.family != "duration" or quantity.si <= 0:
+                raise SweepPlanError(
+                    f'{at}: expected a time above 0 such as "100ms", not {value!r}'
+                )
+            params[key] = round(quantity.si * NS_PER_S)
+        elif key == "fraction":
+            try:
+                fraction = float(value)
+            except (TypeError, ValueError):
+                fraction = float("nan")
+            if isinstance(value, bool) or not 0 < fraction <= 1:
+                raise SweepPlanError(f"{at}: expected a fraction in (0, 1] such as 0.9, not {value!r}")
+            params[key] = fraction
     if info.scope == "flow":
         if "flow" in params and ("stat" in params or "label" in params):
             raise SweepPlanError(f"{where}: give either flow (one flow) or stat/label (over flows)")
@@ -520,6 +543,9 @@ def _normalize(kind: str, named: Mapping[str, Any], where: str) -> tuple[tuple[s
                 params["stat"] = info.default_stat
     if info.scope == "link":
         params.setdefault("link", "bottleneck")
+    if kind == "time_to_utilization":
+        params.setdefault("fraction", 0.9)
+        params.setdefault("window", 100 * NS_PER_S // 1000)
     if "from" in params and "to" in params and not params["to"] > params["from"]:
         raise SweepPlanError(f"{where}: to must be after from")
     return tuple(sorted(params.items()))
@@ -858,6 +884,8 @@ def _link_metric(context: _Context, metric: Metric) -> Any:
     if metric.kind.endswith("_sojourn"):
         ns = row[metric.spec.column]
         return None if ns is None else ns / NS_PER_S
+    if metric.kind == "time_to_utilization":
+        return _time_to_utilization(context, link, metric)
     if metric.kind not in ("utilization", "mean_queue"):
         return row[metric.spec.column]
     start, end = context.window(metric)
@@ -881,6 +909,25 @@ def _link_metric(context: _Context, metric: Metric) -> Any:
         return context.result.utilization(metric.param("link"), start / NS_PER_S, end / NS_PER_S)
     except ValueError as e:
         raise MetricError(str(e)) from None
+
+
+def _time_to_utilization(context: _Context, link: int, metric: Metric) -> float | None:
+    """The first sample time t (s) at which busy time over [t - window, t] / window reached
+    the fraction; the window starts at the latest sample at or before t - window."""
+    samples = context.result.queue_series.filter(pl.col("link") == link).sort("time_ns")
+    if samples.height == 0:
+        raise MetricError(f"link {metric.param('link')!r} was not sampled (measure.links)")
+    times = samples["time_ns"].to_numpy().astype(np.int64)
+    busy = samples["busy_ns"].to_numpy().astype(np.int64)
+    window = int(metric.param("window"))
+    fraction = float(metric.param("fraction"))
+    starts = np.searchsorted(times, times - window, side="right") - 1
+    valid = starts >= 0
+    spans = np.where(valid, times - times[np.maximum(starts, 0)], 0)
+    busy_in = np.where(valid, busy - busy[np.maximum(starts, 0)], 0)
+    reached = valid & (spans > 0) & (busy_in >= fraction * spans)
+    hits = np.flatnonzero(reached)
+    return None if hits.size == 0 else float(times[hits[0]]) / NS_PER_S
 
 
 def _exact_window(context: _Context, link: int, start: int, end: int) -> float | None:

@@ -30,6 +30,7 @@ struct tcp_congestion_ops {
 	void (*cong_avoid)(struct sock *sk, __u32 ack, __u32 acked);
 	__u32 (*undo_cwnd)(struct sock *sk);
 	char name[16];
+	__u32 flags;
 } __attribute__((preserve_access_index));
 
 extern __u32 tcp_reno_ssthresh(struct sock *sk) __attribute__((section(".ksyms")));
@@ -76,6 +77,10 @@ struct tcp_congestion_ops kreno = {
 	.cong_avoid = (void *)kreno_cong_avoid,
 	.undo_cwnd = (void *)kreno_undo_cwnd,
 	.name = "kreno",
+#ifdef FLAGS
+	/* With -DFLAGS=N: the struct_ops's flags (TCP_CONG_NEEDS_ECN is 0x2). */
+	.flags = FLAGS,
+#endif
 };
 
 #ifdef TWO_OPS

@@ -13,6 +13,9 @@ use crate::units::Rate;
 const MIN_BUFFER_PACKETS: u32 = 4;
 /// A run shorter than this many RTTs of its longest path shows little more than start-up.
 const MIN_RTTS: f64 = 4.0;
+/// Controllers that do not reduce for an ECN echo: BBR v1 (tcp_bbr.c's `bbr_ssthresh` keeps
+/// ssthresh, and its `cong_control` sets cwnd whatever the CWR state).
+const IGNORE_ECN: &[&str] = &["bbr"];
 
 fn warning(path: impl Into<String>, message: impl Into<String>) -> ScenarioError {
     ScenarioError {
@@ -34,12 +37,23 @@ pub fn warnings(s: &ResolvedScenario) -> Vec<ScenarioError> {
     let mut buffers_checked = vec![false; net.links.len()];
     for plan in &s.flows {
         let Traffic::Tcp {
-            connections, tcp, ..
+            connections,
+            tcp,
+            controller,
         } = &plan.traffic
         else {
             continue;
         };
         let at = format!("flows[{}]", plan.entry);
+        if tcp.ecn && IGNORE_ECN.contains(&controller.cc()) {
+            out.push(warning(
+                format!("{at}.tcp.ecn"),
+                format!(
+                    "cc = \"{}\" does not reduce for an ECN echo (Linux's BBR v1 keeps its window through CWR): marks slow nothing down and the queue fills to its drops",
+                    controller.cc()
+                ),
+            ));
+        }
         let Some(path) = net.path(plan.src, plan.dst) else {
             continue;
         };

@@ -592,7 +592,8 @@ impl BpfController {
             match e.kind {
                 KIND_EXIT => {
                     self.startup = false;
-                    if !matches!(e.reason.as_str(), "threshold" | "loss" | "timeout")
+                    // The reasons the stacks name themselves.
+                    if !matches!(e.reason.as_str(), "threshold" | "loss" | "timeout" | "ecn")
                         && !e.reason.is_empty()
                     {
                         tcb.exit_reason_hint = Some(ExitReason::Detector(intern(&e.reason)));
