@@ -10,6 +10,8 @@
 #   make kernel-bbr3   BBRv3's eBPF port in the kernel beside its model on 8 paths (root; ~10 min)
 #   make kernel-aqm    CoDel, FQ-CoDel and PIE bottlenecks in both worlds on 12 paths (root; ~12 min)
 #   make validate-aqm  the AQMs against ns-3's, packet by packet on replayed arrivals (docs/aqm.md)
+#   make validate-aqm-scenarios  12 TCP scenarios through CoDel, FQ-CoDel and PIE, startlab and
+#                   ns-3 side by side (docs/aqm.md; about 3 minutes)
 #   make bpf        the eBPF controllers' object alone, into $(BPF_OBJECT) (out/bpf/startlab.bpf.o);
 #                   STARTLAB_BPF_OBJECT=that-file makes startlab use it without a rebuild
 #   make lint       rustfmt, clippy (warnings are errors), ruff and mypy
@@ -184,6 +186,11 @@ bench-ns3: $(NS3_VENV)/.installed
 validate-aqm: $(NS3_VENV)/.installed
 	cargo build --release -p startlab-bench
 	$(NS3_VENV)/bin/python bench/ns3/aqm_replay.py compare --startlab $(STARTLAB_BENCH) --json $(NS3_VENV)/aqm-replay.json
+
+.PHONY: validate-aqm-scenarios
+validate-aqm-scenarios: setup $(NS3_VENV)/.installed
+	$(NS3_VENV)/bin/python bench/ns3/aqm_scenarios.py compare --startlab $(BIN)/startlab \
+		--json $(NS3_VENV)/aqm-scenarios.json
 
 # ---- sweep throughput (bench/sweep_bench.py, docs/sweeps.md) --------------------------------
 #   make bench-sweep  200 short runs on 1 and 2 local workers and on a local 2-worker Dask cluster

@@ -42,15 +42,17 @@ Chosen before any of the plan was run, from what is known to differ; a miss is e
 tuned away. T is one full-size packet's transmission time at the bottleneck rate (1502 B:
 0.12 ms at 100 Mbit/s, 0.60 ms at 20 Mbit/s).
 
-| metric | startlab | ns-3 | passes when |
-| --- | --- | --- | --- |
-| utilization | `links.utilization` of the bottleneck | bytes whose transmission started × 8 / rate / duration | abs. difference ≤ 3 points |
-| delivered bytes | Σ `flows.delivered_bytes` | Σ `PacketSink::GetTotalRx` | within 5 % |
-| drops | `links.drops` | queue disc drops before enqueue and after dequeue (+ device, tc) | abs. difference ≤ max(5, 30 % of the larger) (+ 2√(a+b) for PIE) |
-| marks | `links.marks` | queue disc `Mark`s | as drops |
-| sojourn p50, p90, mean | `links.p50_sojourn_ns`, ... | queue disc enqueue → `PhyTxBegin` | abs. difference ≤ 25 % of the larger + T |
-| sojourn p99 | `links.p99_sojourn_ns` | the same | ≤ 35 % of the larger + T |
-| sojourn max | `links.max_sojourn_ns` | the same | ≤ 50 % of the larger + T |
+- **utilization**: startlab's `links.utilization` of the bottleneck; ns-3's bytes whose
+  transmission started × 8 / rate / duration. Passes with an absolute difference of at most
+  3 points.
+- **delivered bytes**: Σ `flows.delivered_bytes`; Σ `PacketSink::GetTotalRx`. Within 5 %.
+- **drops**: `links.drops`; the queue disc's drops before enqueue and after dequeue (plus the
+  device's and the traffic-control layer's, always 0 here). Absolute difference at most
+  max(5, 30 % of the larger), and for PIE at least 2√(a+b).
+- **marks**: `links.marks`; the queue disc's `Mark`s. As drops.
+- **sojourn p50, p90, mean**: `links.p50_sojourn_ns`, ...; in ns-3 the wait from the enqueue
+  into the queue disc to `PhyTxBegin`. Absolute difference at most 25 % of the larger + T.
+- **sojourn p99**: at most 35 % of the larger + T. **sojourn max**: at most 50 % + T.
 
 Why these:
 - **Two different TCPs.** The disciplines are the same algorithms (aqm_replay.py finds plain
@@ -68,7 +70,7 @@ Why these:
   allowance per update and decays by x 0.98. They fall inside the 30 % unless a scenario makes
   one of them dominate, which is then a miss to explain.
 - **PIE draws at random** with different generators: 2 standard deviations of the difference
-  of two independent Poisson counts, 2√(a+b), on top.
+  of two independent Poisson counts, 2√(a+b), as a floor of the allowance.
 - **Utilization and bytes**: the drop-tail comparison agrees within 1.3 % wherever no timeout
   policy differs; an AQM keeps the queue short, so a sender's lag in its sawtooth costs link
   time when the queue empties. 3 points of utilization (the kernel comparison of docs/aqm.md
@@ -289,8 +291,10 @@ def _cell(metric: str, c: Check) -> str:
     mark = "✓" if c.ok else "✗"
     a, b = c.startlab, c.ns3
     if a is None or b is None:
-        return f"{_ms(a) if metric in SOJOURN_REL else a} / " \
-               f"{_ms(b) if metric in SOJOURN_REL else b} {mark}"
+        return (
+            f"{_ms(a) if metric in SOJOURN_REL else a} / "
+            f"{_ms(b) if metric in SOJOURN_REL else b} {mark}"
+        )
     if metric == "utilization":
         return f"{100 * a:.1f} / {100 * b:.1f} ({100 * (b - a):+.1f}) {mark}"
     if metric == "delivered_bytes":
@@ -320,9 +324,7 @@ def markdown(results: list[dict[str, Any]]) -> str:
             lines.append(f"| {r['name']} | {r['error']} |" + " |" * 8)
             continue
         checks = {m: Check(**c) for m, c in r["checks"].items()}
-        lines.append(
-            f"| {r['name']} | " + " | ".join(_cell(m, checks[m]) for m in METRICS) + " |"
-        )
+        lines.append(f"| {r['name']} | " + " | ".join(_cell(m, checks[m]) for m in METRICS) + " |")
         ok = [checks[m].ok for m in METRICS]
         passed += sum(ok)
         total += len(ok)
@@ -519,7 +521,8 @@ def cmd_selftest(args: argparse.Namespace) -> None:
         except SystemExit as e:
             ok(False, f"{p.name}: {e}")
             continue
-        assert s.forward is not None and s.forward.aqm is not None
+        assert s.forward is not None
+        assert s.forward.aqm is not None
         rtt_ms = round(s.rtt_s * 1000, 6)
         facts = (
             s.forward.kind == p.kind,
@@ -638,8 +641,14 @@ def cmd_selftest(args: argparse.Namespace) -> None:
     for q in ("p50", "p90", "p99"):
         del old["links"][0][f"{q}_sojourn_ns"]
     ok(startlab_metrics(old)["p50"] is None, "a startlab without percentiles gives None")
-    summ = {"n": 9, "mean_ns": 2.1e6, "p50_ns": 1.1e6, "p90_ns": 4.1e6, "p99_ns": 9.5e6,
-            "max_ns": 49e6}
+    summ = {
+        "n": 9,
+        "mean_ns": 2.1e6,
+        "p50_ns": 1.1e6,
+        "p90_ns": 4.1e6,
+        "p99_ns": 9.5e6,
+        "max_ns": 49e6,
+    }
     raw = {
         "utilization": 0.91,
         "delivered_bytes": 1010,
@@ -647,10 +656,24 @@ def cmd_selftest(args: argparse.Namespace) -> None:
         "marks": 0,
         "forward": {"wire_wait": summ, "sojourn": {**summ, "p50_ns": 0.9e6}, "flow_queues": 2},
         "flows": [
-            {"delivered_bytes": 500, "timeouts": 0, "recoveries": 4, "ecn_reductions": 0,
-             "ss_exit_s": 0.5, "ss_exit_cwnd": 301.0, "ss_exit_reason": "loss"},
-            {"delivered_bytes": 510, "timeouts": 0, "recoveries": 2, "ecn_reductions": 0,
-             "ss_exit_s": -1.0, "ss_exit_cwnd": -1.0, "ss_exit_reason": ""},
+            {
+                "delivered_bytes": 500,
+                "timeouts": 0,
+                "recoveries": 4,
+                "ecn_reductions": 0,
+                "ss_exit_s": 0.5,
+                "ss_exit_cwnd": 301.0,
+                "ss_exit_reason": "loss",
+            },
+            {
+                "delivered_bytes": 510,
+                "timeouts": 0,
+                "recoveries": 2,
+                "ecn_reductions": 0,
+                "ss_exit_s": -1.0,
+                "ss_exit_cwnd": -1.0,
+                "ss_exit_reason": "",
+            },
         ],
     }
     n3 = ns3_metrics(raw)
@@ -661,13 +684,19 @@ def cmd_selftest(args: argparse.Namespace) -> None:
     checks2 = compare_metrics(sl, ns3_metrics(raw), pie=False, t_ns=t)
     ok(not checks2["p99"].ok and checks2["p50"].ok, "a p99 twice as long misses alone")
     rows = [
-        {"name": "synthetic", "startlab": sl, "ns3": n3,
-         "checks": {m: c.__dict__ for m, c in checks2.items()}},
+        {
+            "name": "synthetic",
+            "startlab": sl,
+            "ns3": n3,
+            "checks": {m: c.__dict__ for m, c in checks2.items()},
+        },
         {"name": "broken", "error": "startlab: boom"},
     ]
     table = markdown(rows)
     ok(
-        "| synthetic |" in table and "✗" in table and "boom" in table
+        "| synthetic |" in table
+        and "✗" in table
+        and "boom" in table
         and f"{len(METRICS) - 1} of {len(METRICS)} checks pass" in table,
         "the Markdown table",
     )

@@ -24,16 +24,16 @@ How each setting is carried over to ns-3 (docs/performance.md explains why):
 | `tcp.min_rto`, `initial_rto`     | `TcpSocketBase::MinRto`, `TcpSocket::ConnTimeout`             |
 | `tcp.clock_granularity`          | `TcpSocketBase::ClockGranularity`                             |
 | `tcp.dupack_threshold`           | `TcpSocketBase::ReTxThreshold`                                |
-| `tcp.ecn = true`                 | `TcpSocketBase::UseEcn` = On (classic RFC 3168 ECN)            |
+| `tcp.ecn = true`                 | `TcpSocketBase::UseEcn` = On (classic RFC 3168 ECN)           |
 | `tcp.handshake`                  | must be true (ns-3 always opens with SYN / SYN-ACK)           |
 | recovery newreno / sack          | `TcpClassicRecovery` (not PRR), limited transmit off          |
 | `cc = "newreno"`                 | `TcpLinuxReno` (+1 segment per window of ACKs; cwnd/2) |
 | `cc = "cubic"`                   | `TcpCubic`, HyStart off, `Beta` from `cc_params.beta`         |
 | `cc = "bbr"`                     | `TcpBbr` (ns-3's BBR v1) with `TcpSocketState::EnablePacing`  |
 | drop-tail queue of N packets     | no queue disc; the device's `DropTailQueue` holds N packets   |
-| codel / fq_codel / pie queue     | `CoDelQueueDisc` / `FqCoDelQueueDisc` / `PieQueueDisc` as the  |
-|                                  | root queue disc of the device; its `DropTailQueue` 1 packet    |
-| `reverse_queue`                  | the same, on the reverse direction's device (default: `queue`) |
+| codel / fq_codel / pie queue     | `CoDelQueueDisc`, `FqCoDelQueueDisc`, `PieQueueDisc`: the     |
+|                                  | device's root queue disc; its `DropTailQueue` 1 packet        |
+| `reverse_queue`                  | the same on the reverse direction (default: `queue`)          |
 
 An AQM's fields are carried over as `aqm_replay.py` maps them (its docstring has the table and
 the places where ns-3 3.44 departs from Linux), with one change of unit: startlab's queue holds
@@ -61,9 +61,10 @@ the wait to the start of transmission (`wire_wait`: queue disc enqueue to the de
 `PhyTxBegin`, which adds the wait in the device queue). Drops are the queue disc's before enqueue
 and after dequeue (by reason), marks its `Mark`s; per flow, the delivered bytes, recoveries,
 timeouts and ECN window reductions (entries into `CA_CWR`). `--trace-queue CSV` writes every
-drop and mark (time, kind, flow). `--run N` sets ns-3's run number (PIE's random draws; by
-default the scenario's `seed`, itself 1 by default); it applies only with an AQM, so drop-tail
-runs are exactly those of before.
+drop and mark (time, kind, flow) and, beside it (`CSV` without its suffix + `-wait.csv`), the
+packets sent and their mean and longest wait to the wire per 100 ms. `--run N` sets ns-3's run
+number (PIE's random draws; by default the scenario's `seed`, itself 1 by default); it applies
+only with an AQM, so drop-tail runs are exactly those of before.
 
 Wall time is that of `Simulator::Run()` alone (building the topology and importing the bindings,
 ~15 s of cppyy start-up, are reported apart). Slow-start exit, cwnd and loss-state changes are
@@ -87,7 +88,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import aqm_replay  # noqa: E402  (the AQM fields' mapping; imports no ns-3)
+import aqm_replay  # the AQM fields' mapping; imports no ns-3
 
 HEADER_BYTES = 42  # IPv4 20 + TCP 20 (no options) + PPP 2: what ns-3 puts on a point-to-point wire
 PPP_HEADER = 2  # on startlab's wire size but not in ns-3's queue disc (the device adds it)
@@ -282,6 +283,9 @@ def load(path: Path) -> Setup:
     reverse = bn.get("reverse_queue", queue)
     setup.reverse = _queue_spec(reverse, setup, "topology.bottleneck.reverse_queue")
     setup.queue_packets = setup.forward.packets
+    for spec in (setup.forward, setup.reverse):
+        if spec.aqm is not None:
+            ns3_queue_config(spec.aqm, setup)  # refuses what ns-3 cannot map, before the import
 
     for i, f in enumerate(s["flows"]):
         where = f"flows[{i}]"
@@ -739,14 +743,55 @@ struct QueueRecorder
         Event(2, item, Simulator::Now().GetNanoSeconds() - item->GetTimeStamp().GetNanoSeconds());
     }
 
+    // With keepEvents, the wait to the wire per 100 ms of transmission starts (count, sum, max).
+    std::vector<uint64_t> binCount;
+    std::vector<int64_t> binSum;
+    std::vector<int64_t> binMax;
+
     void OnTxBegin(Ptr<const Packet> packet)
     {
         auto it = enqueuedAt.find(packet->GetUid());
         if (it != enqueuedAt.end())
         {
-            wire.push_back(Simulator::Now().GetNanoSeconds() - it->second);
+            int64_t now = Simulator::Now().GetNanoSeconds();
+            int64_t w = now - it->second;
+            wire.push_back(w);
             enqueuedAt.erase(it);
+            if (keepEvents)
+            {
+                size_t b = static_cast<size_t>(now / 100000000);
+                if (binCount.size() <= b)
+                {
+                    binCount.resize(b + 1, 0);
+                    binSum.resize(b + 1, 0);
+                    binMax.resize(b + 1, 0);
+                }
+                ++binCount[b];
+                binSum[b] += w;
+                binMax[b] = std::max(binMax[b], w);
+            }
         }
+    }
+
+    bool WriteBins(const std::string& path) const
+    {
+        FILE* f = std::fopen(path.c_str(), "w");
+        if (!f)
+        {
+            return false;
+        }
+        std::fprintf(f, "time_s,packets,mean_wait_ms,max_wait_ms\n");
+        for (size_t b = 0; b < binCount.size(); ++b)
+        {
+            std::fprintf(f,
+                         "%.1f,%llu,%.6f,%.6f\n",
+                         b * 0.1,
+                         static_cast<unsigned long long>(binCount[b]),
+                         binCount[b] ? binSum[b] / 1e6 / binCount[b] : 0.0,
+                         binMax[b] / 1e6);
+        }
+        std::fclose(f);
+        return true;
     }
 
     bool Attach(Ptr<QueueDisc> qd, Ptr<NetDevice> device)
@@ -880,8 +925,14 @@ def _rss_kib(field_name: str) -> int:
 
 def _summary(s) -> dict:  # noqa: ANN001 (a cppyy SojournSummary)
     if int(s.n) == 0:
-        return {"n": 0, "mean_ns": None, "p50_ns": None, "p90_ns": None, "p99_ns": None,
-                "max_ns": None}
+        return {
+            "n": 0,
+            "mean_ns": None,
+            "p50_ns": None,
+            "p90_ns": None,
+            "p99_ns": None,
+            "max_ns": None,
+        }
     return {
         "n": int(s.n),
         "mean_ns": float(s.mean),
@@ -964,7 +1015,9 @@ def run(
         for direction, spec in (("forward", setup.forward), ("reverse", setup.reverse)):
             if spec is not None and spec.aqm is not None:
                 configs[direction] = ns3_queue_config(spec.aqm, setup)
-        min_bytes = {c.codel_min_bytes for c in configs.values() if c.type_id.endswith("FqCoDelQueueDisc")}
+        min_bytes = {
+            c.codel_min_bytes for c in configs.values() if c.type_id.endswith("FqCoDelQueueDisc")
+        }
         if len(min_bytes) > 1:
             raise SystemExit("both directions' FQ-CoDel must have the same mtu")
         if min_bytes:
@@ -1149,6 +1202,9 @@ def run(
                 raise SystemExit("--trace-queue: the forward direction has no AQM")
             if not recorders["forward"].WriteEvents(queue_trace_path):
                 raise SystemExit(f"cannot write {queue_trace_path}")
+            bins = str(Path(queue_trace_path).with_suffix("")) + "-wait.csv"
+            if not recorders["forward"].WriteBins(bins):
+                raise SystemExit(f"cannot write {bins}")
     ns.Simulator.Destroy()
     return result
 

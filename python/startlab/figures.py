@@ -549,7 +549,9 @@ def _error(row: Mapping[str, Any], errorbars: str, scale: float) -> tuple[float,
         half = row["std"] or 0.0
         return half * scale, half * scale
     if errorbars == "minmax":
-        return (row["mean"] - row["min"]) * scale, (row["max"] - row["mean"]) * scale
+        # Equal values average to a mean a rounding error outside [min, max]: never below 0.
+        low, high = row["mean"] - row["min"], row["max"] - row["mean"]
+        return max(low, 0.0) * scale, max(high, 0.0) * scale
     return 0.0, 0.0
 
 

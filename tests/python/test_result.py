@@ -361,3 +361,15 @@ def test_a_bbr_flow_records_its_model_and_its_delivery_rate(tmp_path: Path) -> N
     plain = startlab.run(dumbbell(duration="1s")).flow_series
     for column in ("model_bw_bps", "model_min_rtt_ns", "pacing_gain", "cwnd_gain", "model_state"):
         assert plain[column].null_count() == plain.height, column
+
+
+def test_minmax_error_bars_of_equal_values_are_never_negative():
+    # Three runs of 0.1 average to 0.10000000000000002: above their maximum by a rounding
+    # error, which matplotlib refuses as a negative error bar.
+    from startlab.figures import _error
+
+    values = [0.1, 0.1, 0.1]
+    row = {"mean": sum(values) / 3, "min": min(values), "max": max(values)}
+    assert row["mean"] > row["max"]
+    low, high = _error(row, "minmax", 1.0)
+    assert low >= 0.0 and high == 0.0

@@ -182,3 +182,21 @@ def test_bbr_targets_compare_bandwidth_queues_and_shares() -> None:
     text, met = validation.table(results, columns=validation.COLUMNS_BBR)
     assert (met["exit_bw"], met["exit_bw/paths"], met["all"]) == (0, 0, 1)
     assert "| n/a |" in text
+
+
+def test_the_ns3_aqm_scenario_comparisons_logic_without_ns3():
+    # bench/ns3/aqm_scenarios.py's selftest: its plan files parse, and its tolerances and table
+    # decide as its docstring says, on numbers made up for it (ns-3 is not needed).
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(
+        [sys.executable, str(root / "bench" / "ns3" / "aqm_scenarios.py"), "selftest"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.rstrip().endswith("0 failure(s)")

@@ -725,3 +725,44 @@ fn dctcp_behind_a_marking_threshold_keeps_the_link_busier_than_classic_ecn() {
         util(&reno)
     );
 }
+
+/// The ns-2 stack: a loss in the window of a reduction for an ECN echo is fast-retransmitted
+/// without a second reduction (ns-2 `dupack_action`'s CWND_ACTION_ECN branch, RFC 3168
+/// §6.1.2), not left to the retransmission timer. CUBIC from an initial window of 1 overshoots
+/// into CoDel with ECN: the first echo reduces the window, and packets of the burst sent before
+/// it are then dropped (5 of them; before the fix, the sender waited for a timeout).
+#[test]
+fn ns2_a_loss_in_the_window_of_an_ecn_reduction_is_fast_retransmitted() {
+    let r = run_toml(
+        r#"
+        duration = "2s"
+        [topology]
+        kind = "dumbbell"
+        access = { rate = "1Gbps", delay = "1ms" }
+        bottleneck = { rate = "100Mbps", delay = "8ms", queue = { kind = "codel", ecn = true } }
+        [tcp]
+        mss = "1460B"
+        header = "42B"
+        ack_size = "42B"
+        handshake = true
+        initial_window = 1
+        sack = true
+        delayed_ack = false
+        min_rto = "200ms"
+        ecn = true
+        [[flows]]
+        cc = "cubic"
+        cc_params = { beta = 0.7 }
+        "#,
+    );
+    let bottleneck = r
+        .links
+        .rows()
+        .into_iter()
+        .find(|l| l.alias.as_deref() == Some("bottleneck"))
+        .unwrap();
+    assert!(bottleneck.drops > 0 && bottleneck.marks > 0, "{bottleneck:?}");
+    assert_eq!(r.flows.ss_exit_reason[0].as_deref(), Some("ecn"));
+    assert_eq!(r.flows.timeouts[0], 0);
+    assert_eq!(r.flows.fast_recoveries[0], 1);
+}

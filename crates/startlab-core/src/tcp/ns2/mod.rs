@@ -26,6 +26,9 @@ pub(in crate::tcp) struct Ns2Recovery {
     dupacks: u32,
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint: `high_tx` when recovery began.
     recover: u32,
+    /// The last reduction was for an ECN echo (ns-2 `last_cwnd_action_ == CWND_ACTION_ECN`):
+    /// a loss in its window is retransmitted without a second reduction.
+    ecn_reduced_last: bool,
     /// RFC 6582 §3.2 step 5 ("Impatient"): the timer is reset on the first partial ACK only.
     partial_ack_seen: bool,
     undo: Option<UndoPoint>,
@@ -54,6 +57,7 @@ impl Ns2Recovery {
             recovery,
             dupacks: 0,
             recover: 0,
+            ecn_reduced_last: false,
             partial_ack_seen: false,
             undo: None,
         }
@@ -160,7 +164,7 @@ impl Ns2Recovery {
             } else if matches!(c.tcb.ca_state, CaState::Open | CaState::Disorder)
                 && c.board
                     .is_lost_by_sack(c.dupthresh(), c.tcb.snd_una, c.tcb.snd_una)
-                && ack >= self.recover
+                && (ack >= self.recover || self.ecn_reduced_last)
             {
                 // RFC 6675 §5 step (2): IsLost(HighACK + 1) starts recovery too.
                 self.enter_recovery(c, now, out);
@@ -260,8 +264,13 @@ impl Ns2Recovery {
             CaState::Open | CaState::Disorder | CaState::Cwr => {
                 if self.dupacks >= c.cfg.dupack_threshold {
                     // RFC 6582 §3.2 step 1 (also used for SACK): no new recovery for losses of
-                    // data sent before the last recovery or timeout.
-                    if self.recovery == Recovery::Reno || c.tcb.snd_una >= self.recover {
+                    // data sent before the last recovery or timeout. After a reduction for an
+                    // ECN echo the loss is recovered, without a second reduction (ns-2
+                    // `dupack_action`'s CWND_ACTION_ECN branch; RFC 3168 §6.1.2).
+                    if self.recovery == Recovery::Reno
+                        || c.tcb.snd_una >= self.recover
+                        || self.ecn_reduced_last
+                    {
                         self.enter_recovery(c, now, out);
                         return;
                     }
@@ -309,6 +318,7 @@ impl Ns2Recovery {
         c.note_slow_start_exit(now, ExitReason::Ecn);
         c.stats.ecn_reductions += 1;
         self.recover = c.tcb.high_tx;
+        self.ecn_reduced_last = true;
         c.tcb.ssthresh = c.cc.ssthresh(&mut c.tcb, now);
         if !c.owns_cwnd {
             c.tcb.cwnd = c.tcb.ssthresh.max(1.0);
@@ -322,8 +332,14 @@ impl Ns2Recovery {
     fn enter_recovery(&mut self, c: &mut Connection, now: Time, out: &mut Outbox) {
         c.note_slow_start_exit(now, ExitReason::Loss);
         c.stats.fast_recoveries += 1;
-        self.set_undo_point(c, now);
-        c.tcb.ssthresh = c.cc.ssthresh(&mut c.tcb, now);
+        // A loss in the window of a reduction for an ECN echo: the window was reduced once
+        // already (RFC 3168 §6.1.2), so ssthresh stays.
+        let already_reduced =
+            std::mem::take(&mut self.ecn_reduced_last) && c.tcb.snd_una < self.recover;
+        if !already_reduced {
+            self.set_undo_point(c, now);
+            c.tcb.ssthresh = c.cc.ssthresh(&mut c.tcb, now);
+        }
         self.recover = c.tcb.high_tx;
         self.partial_ack_seen = false;
         // ns-2 sets cong_action on every reduction: the next segment carries CWR.
@@ -359,7 +375,13 @@ impl Ns2Recovery {
         // RFC 5681 §3.1: ssthresh is reduced once, not again when the same data times out again.
         // A timeout during fast recovery keeps the ssthresh the recovery chose (as Linux
         // `tcp_enter_loss`): FlightSize then counts SACKed data and the inflated window.
-        if c.rtt.backoff() == 0 && matches!(c.tcb.ca_state, CaState::Open | CaState::Disorder) {
+        // A timeout in the window of a reduction for an ECN echo keeps its ssthresh too (Linux
+        // `tcp_enter_loss` in CWR).
+        let ecn_window = std::mem::take(&mut self.ecn_reduced_last) && c.tcb.snd_una < self.recover;
+        if c.rtt.backoff() == 0
+            && matches!(c.tcb.ca_state, CaState::Open | CaState::Disorder)
+            && !ecn_window
+        {
             self.set_undo_point(c, now);
             c.tcb.ssthresh = c.cc.ssthresh(&mut c.tcb, now);
         }
