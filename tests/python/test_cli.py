@@ -345,12 +345,13 @@ def test_ecn_on_a_controller_that_ignores_it_is_a_warning_strict_refuses(cli, tm
     proc = cli("validate", path)
     assert proc.returncode == 0, proc.stderr
     (line,) = proc.stderr.splitlines()
-    assert line.startswith("startlab: warning: flows[0].tcp.ecn: cc = \"bbr\" does not reduce")
+    assert line.startswith('startlab: warning: flows[0].tcp.ecn: cc = "bbr" does not reduce')
     assert_one_error_line(cli("validate", path, "--strict"), r"--strict", "ECN echo")
     # A controller that reduces for an echo is not warned about.
     document["flows"][0]["cc"] = "cubic"
     proc = cli("validate", write_scenario(tmp_path / "cubic-ecn.toml", document))
-    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
 
 
 def test_schema_prints_the_tables_reference(cli):

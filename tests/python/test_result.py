@@ -372,4 +372,5 @@ def test_minmax_error_bars_of_equal_values_are_never_negative():
     row = {"mean": sum(values) / 3, "min": min(values), "max": max(values)}
     assert row["mean"] > row["max"]
     low, high = _error(row, "minmax", 1.0)
-    assert low >= 0.0 and high == 0.0
+    assert low >= 0.0
+    assert high == 0.0

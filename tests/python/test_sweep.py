@@ -502,7 +502,7 @@ def test_time_to_utilization_is_the_first_busy_window():
 
 
 @pytest.mark.parametrize(
-    "spec, pattern",
+    ("spec", "pattern"),
     [
         ("time_to_utilization(fraction=1.5)", r"fraction: expected a fraction in \(0, 1\]"),
         ("time_to_utilization(window=0s)", r"window: expected a time above 0"),

@@ -761,7 +761,8 @@ fn ns2_a_loss_in_the_window_of_an_ecn_reduction_is_fast_retransmitted() {
         .into_iter()
         .find(|l| l.alias.as_deref() == Some("bottleneck"))
         .unwrap();
-    assert!(bottleneck.drops > 0 && bottleneck.marks > 0, "{bottleneck:?}");
+    assert!(bottleneck.drops > 0, "{bottleneck:?}");
+    assert!(bottleneck.marks > 0, "{bottleneck:?}");
     assert_eq!(r.flows.ss_exit_reason[0].as_deref(), Some("ecn"));
     assert_eq!(r.flows.timeouts[0], 0);
     assert_eq!(r.flows.fast_recoveries[0], 1);

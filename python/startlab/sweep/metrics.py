@@ -531,7 +531,9 @@ def _normalize(kind: str, named: Mapping[str, Any], where: str) -> tuple[tuple[s
             except (TypeError, ValueError):
                 fraction = float("nan")
             if isinstance(value, bool) or not 0 < fraction <= 1:
-                raise SweepPlanError(f"{at}: expected a fraction in (0, 1] such as 0.9, not {value!r}")
+                raise SweepPlanError(
+                    f"{at}: expected a fraction in (0, 1] such as 0.9, not {value!r}"
+                )
             params[key] = fraction
     if info.scope == "flow":
         if "flow" in params and ("stat" in params or "label" in params):
