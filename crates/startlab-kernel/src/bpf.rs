@@ -69,7 +69,13 @@ impl Registered {
             .open_memory(&image.elf)
             .map_err(|e| format!("opening the eBPF object: {e}"))?;
         let name_at = member_offset(&btf, "name")?;
-        let flags_at = member_offset(&btf, "flags")?;
+        // A user's object may declare a tcp_congestion_ops without `flags` (its own header,
+        // with only the members it fills): looked up only when it must be written.
+        let flags_at = if image.needs_ecn {
+            Some(member_offset(&btf, "flags")?)
+        } else {
+            None
+        };
         let mut struct_ops = None;
         for mut map in open.maps_mut() {
             let map_name = map.name().to_string_lossy().into_owned();
@@ -96,7 +102,7 @@ impl Registered {
                 let field = &mut data[name_at..name_at + NAME_MAX];
                 field.fill(0);
                 field[..name.len()].copy_from_slice(name.as_bytes());
-                if image.needs_ecn {
+                if let Some(flags_at) = flags_at {
                     // include/net/tcp.h: TCP_CONG_NEEDS_ECN.
                     let flags = &mut data[flags_at..flags_at + 4];
                     let v = u32::from_le_bytes(flags.try_into().unwrap())
