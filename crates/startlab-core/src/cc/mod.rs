@@ -316,6 +316,11 @@ pub struct RateSample {
     /// Segments marked lost since the sampled segment was sent (BBRv3's `rs->lost`,
     /// `tp->lost - tx.lost`; not in mainline Linux).
     pub lost: u32,
+    /// `tcb.delivered_ce` when the sampled segment was sent (`prior_delivered_ce`).
+    pub prior_delivered_ce: u64,
+    /// Segments delivered with an ECN echo since the sampled segment was sent
+    /// (`delivered_ce`; 0 when there is no sample).
+    pub delivered_ce: u64,
 }
 
 impl RateSample {

@@ -104,6 +104,8 @@ impl Driver {
             is_retrans: false,
             tx_in_flight: prior_in_flight,
             lost: 0,
+            prior_delivered_ce: 0,
+            delivered_ce: 0,
         };
         if !self.cc.cong_control(&mut self.tcb, &rs, self.now) {
             let ack = Ack {

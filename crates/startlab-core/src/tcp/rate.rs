@@ -33,6 +33,8 @@ pub(super) struct TxRecord {
     pub in_flight: u32,
     /// `tp->lost` at the send (BBRv3's `tx.lost`).
     pub lost: u64,
+    /// `tp->delivered_ce` at the send (`tx.delivered_ce`).
+    pub delivered_ce: u64,
 }
 
 /// The connection's side of rate sampling that controllers do not see.
@@ -70,6 +72,8 @@ pub(super) struct Sampling {
     /// The chosen segment's `tx.in_flight` and `tx.lost` (BBRv3).
     tx_in_flight: u32,
     prior_lost: u64,
+    /// The chosen segment's `tx.delivered_ce` (`rs->prior_delivered_ce`).
+    prior_delivered_ce: u64,
 }
 
 impl DeliveryRate {
@@ -96,6 +100,7 @@ impl DeliveryRate {
             is_app_limited: tcb.app_limited.is_some(),
             in_flight: in_flight + 1,
             lost,
+            delivered_ce: tcb.delivered_ce,
         }
     }
 
@@ -123,6 +128,7 @@ impl DeliveryRate {
             s.last_seq = seq;
             s.tx_in_flight = tx.in_flight;
             s.prior_lost = tx.lost;
+            s.prior_delivered_ce = tx.delivered_ce;
             self.first_tx_mstamp = sent_at;
             s.send_interval = sent_at.saturating_since(tx.first_tx_mstamp);
         }
@@ -159,6 +165,8 @@ impl DeliveryRate {
             is_retrans: s.is_retrans,
             tx_in_flight: 0,
             lost: 0,
+            prior_delivered_ce: s.prior_delivered_ce,
+            delivered_ce: 0,
         };
         // No segment with timing information was delivered: no sample.
         let Some(prior_mstamp) = s.prior_mstamp else {
@@ -166,6 +174,8 @@ impl DeliveryRate {
         };
         let delivered = tcb.delivered - s.prior_delivered;
         rs.delivered = Some(delivered);
+        // tcp_rate_gen: delivered_ce counts like delivered, from the sampled segment's send.
+        rs.delivered_ce = tcb.delivered_ce.saturating_sub(s.prior_delivered_ce);
         rs.tx_in_flight = s.tx_in_flight;
         rs.lost = tcb.lost.saturating_sub(s.prior_lost).min(u32::MAX as u64) as u32;
         // Sending and acknowledging are two phases of one window: with ACK compression the send
@@ -270,6 +280,26 @@ mod tests {
         assert_eq!(rs.ack_interval, Duration::from_millis(109));
         assert_eq!(rs.interval, Some(Duration::from_millis(109)));
         assert_eq!(t.delivered_mstamp, ms(109));
+    }
+
+    /// delivered_ce counts as delivered does: a segment sent when 10 were delivered, 3 of them
+    /// with an echo, is acknowledged when 15 are, 7 with an echo: its sample has
+    /// prior_delivered_ce 3 and delivered_ce 7 - 3 = 4.
+    #[test]
+    fn delivered_ce_is_counted_from_the_sampled_segments_send() {
+        let (mut r, mut t) = (DeliveryRate::default(), tcb());
+        r.on_send(&mut t, 0, 0, 0, ms(0));
+        t.delivered = 10;
+        t.delivered_ce = 3;
+        t.delivered_mstamp = ms(109);
+        let rec = r.on_send(&mut t, 5, 5, 0, ms(110));
+        assert_eq!(rec.delivered_ce, 3);
+        let mut s = Sampling::default();
+        r.on_delivered(&mut s, 20, ms(110), &rec, false);
+        t.delivered = 15;
+        t.delivered_ce = 7;
+        let rs = r.generate(&mut t, &s, counts(5), ms(210));
+        assert_eq!((rs.prior_delivered_ce, rs.delivered_ce), (3, 4));
     }
 
     /// A segment sent at 110 ms, when 10 had been delivered (the last at 109 ms) and the flight

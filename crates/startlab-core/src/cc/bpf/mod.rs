@@ -1177,6 +1177,10 @@ impl CongestionControl for BpfController {
         let prior_mstamp = now.as_nanos().saturating_sub(rs.ack_interval.as_nanos()) / 1000;
         layout::put(r, f.rs_prior_mstamp, prior_mstamp);
         layout::put(r, f.rs_prior_delivered, rs.prior_delivered);
+        // TCPCB_DELIVERED_CE_MASK: the skb keeps delivered_ce in 20 bits.
+        const CE_MASK: u64 = (1 << 20) - 1;
+        layout::put(r, f.rs_prior_delivered_ce, rs.prior_delivered_ce & CE_MASK);
+        layout::put(r, f.rs_delivered_ce, rs.delivered_ce & CE_MASK);
         layout::put(r, f.rs_delivered, rs.delivered.unwrap_or(none));
         layout::put(r, f.rs_interval_us, rs.interval.map_or(none, us));
         layout::put(r, f.rs_snd_interval_us, us(rs.send_interval));
