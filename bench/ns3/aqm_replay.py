@@ -400,7 +400,26 @@ def read_decisions(path: Path, n: int) -> list[Decision]:
 # --------------------------------------------------------------------------------------------
 # ns-3
 
-DRIVER_CPP = r"""
+# A queue disc from its ns-3 type and attributes given as strings (also ns3_scenario.py's, inside
+# its own namespace).
+QUEUE_DISC_CPP = r"""
+Ptr<QueueDisc>
+MakeQueueDisc(const std::string& type,
+              const std::vector<std::string>& names,
+              const std::vector<std::string>& values)
+{
+    ObjectFactory factory;
+    factory.SetTypeId(type);
+    for (size_t i = 0; i < names.size(); ++i)
+    {
+        factory.Set(names[i], StringValue(values[i]));
+    }
+    return factory.Create<QueueDisc>();
+}
+"""
+
+DRIVER_CPP = (
+    r"""
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
 #include "ns3/network-module.h"
@@ -447,20 +466,9 @@ class FlowNumberFilter : public PacketFilter
     }
 };
 
-Ptr<QueueDisc>
-MakeQueueDisc(const std::string& type,
-              const std::vector<std::string>& names,
-              const std::vector<std::string>& values)
-{
-    ObjectFactory factory;
-    factory.SetTypeId(type);
-    for (size_t i = 0; i < names.size(); ++i)
-    {
-        factory.Set(names[i], StringValue(values[i]));
-    }
-    return factory.Create<QueueDisc>();
-}
-
+"""
+    + QUEUE_DISC_CPP
+    + r"""
 Ptr<FlowNumberFilter>
 SetUpFqCoDel(Ptr<QueueDisc> qd, uint32_t quantum, uint32_t limit)
 {
@@ -661,6 +669,7 @@ struct Replay
 };
 } // namespace aqm_replay
 """
+)
 
 
 class Ns3:

@@ -373,7 +373,8 @@ def ns3_queue_config(q: aqm_replay.Queue, setup: Setup) -> aqm_replay.Ns3Config:
 # --------------------------------------------------------------------------------------------
 # ns-3
 
-PROBE_CPP = r"""
+PROBE_CPP = (
+    r"""
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
@@ -588,6 +589,9 @@ SetDeviceQueuePackets(Ptr<NetDevice> device, uint32_t packets)
         QueueSize(QueueSizeUnit::PACKETS, packets));
 }
 
+"""
+    + aqm_replay.QUEUE_DISC_CPP
+    + r"""
 // The root queue disc of a device (whose default one was uninstalled), from its type and
 // attributes given as strings.
 Ptr<QueueDisc>
@@ -596,13 +600,7 @@ InstallQueueDisc(Ptr<NetDevice> device,
                  const std::vector<std::string>& names,
                  const std::vector<std::string>& values)
 {
-    ObjectFactory factory;
-    factory.SetTypeId(type);
-    for (size_t i = 0; i < names.size(); ++i)
-    {
-        factory.Set(names[i], StringValue(values[i]));
-    }
-    Ptr<QueueDisc> qd = factory.Create<QueueDisc>();
+    Ptr<QueueDisc> qd = MakeQueueDisc(type, names, values);
     device->GetNode()->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(device, qd);
     return qd;
 }
@@ -914,6 +912,7 @@ Ipv4Of(Ptr<Node> node, uint32_t interface)
 }
 } // namespace startlab_bench
 """
+)
 
 
 def _rss_kib(field_name: str) -> int:

@@ -348,6 +348,16 @@ def test_a_program_handing_its_hooks_to_the_kernels_cubic_or_bbr_runs_in_both_wo
     assert ker["ss_exit_s"] == pytest.approx(sim["ss_exit_s"], rel=0.15)
 
 
+def both_worlds(cli: Cli, tmp_path: Path, doc: dict[str, Any]) -> dict[str, startlab.Result]:
+    """`doc` run by `startlab kernel run` and by the simulator."""
+    path = tmp_path / f"{doc['name']}.toml"
+    path.write_text(tomli_w.dumps(doc), encoding="utf-8")
+    out = tmp_path / "out"
+    proc = cli("kernel", "run", path, "-o", out, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return {"kernel": startlab.Result.load(out), "simulator": startlab.run(path)}
+
+
 @pytest.mark.kernel
 @pytest.mark.parametrize("ecn", [True, False])
 def test_an_aqm_bottleneck_marks_or_drops_in_the_kernel_as_in_the_simulator(
@@ -360,12 +370,7 @@ def test_an_aqm_bottleneck_marks_or_drops_in_the_kernel_as_in_the_simulator(
         "aqm", [{"pair": 0, "cc": "cubic"}], duration="3s", tcp={"stack": "linux", "ecn": ecn}
     )
     doc["topology"]["bottleneck"]["queue"] = {"kind": "fq_codel"}
-    path = tmp_path / "aqm.toml"
-    path.write_text(tomli_w.dumps(doc), encoding="utf-8")
-    out = tmp_path / "out"
-    proc = cli("kernel", "run", path, "-o", out, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    worlds = {"kernel": startlab.Result.load(out), "simulator": startlab.run(path)}
+    worlds = both_worlds(cli, tmp_path, doc)
     for world, r in worlds.items():
         link = r.link("bottleneck")
         flow = r.flows.row(0, named=True)
@@ -394,12 +399,7 @@ def test_dctcps_port_runs_in_the_kernel_with_its_receiving_half(
     # alone; its alpha keeps the reductions small, so the link stays busy.
     doc = document("dctcp", [{"pair": 0, "cc": "dctcp"}], duration="4s", tcp={"stack": "linux"})
     doc["topology"]["bottleneck"]["queue"] = {"kind": "codel", "ecn": True}
-    path = tmp_path / "dctcp.toml"
-    path.write_text(tomli_w.dumps(doc), encoding="utf-8")
-    out = tmp_path / "out"
-    proc = cli("kernel", "run", path, "-o", out, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    worlds = {"kernel": startlab.Result.load(out), "simulator": startlab.run(path)}
+    worlds = both_worlds(cli, tmp_path, doc)
     for world, r in worlds.items():
         link = r.link("bottleneck")
         flow = r.flows.row(0, named=True)

@@ -860,24 +860,18 @@ fn struct_ops(
             hooks.insert(member, p);
         }
     }
-    let name = members
-        .iter()
-        .find(|m| m.name == "name")
-        .and_then(|m| {
+    // The bytes of member `field` in the variable's data.
+    let member = |field: &str, len: usize| {
+        members.iter().find(|m| m.name == field).and_then(|m| {
             let at = start as usize + (m.bit_offset / 8) as usize;
-            data.get(at..at + 16)
+            data.get(at..at + len)
         })
+    };
+    let name = member("name", 16)
         .map(|b| {
             String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(16)]).into_owned()
         })
         .unwrap_or_default();
-    let flags = members
-        .iter()
-        .find(|m| m.name == "flags")
-        .and_then(|m| {
-            let at = start as usize + (m.bit_offset / 8) as usize;
-            data.get(at..at + 4)
-        })
-        .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    let flags = member("flags", 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
     Ok((hooks, name, flags))
 }

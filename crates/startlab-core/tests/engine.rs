@@ -1,6 +1,6 @@
 //! End-to-end behaviour of the engine, with expectations derived by hand.
 
-use startlab_core::measure::Report;
+use startlab_core::measure::{LinkSummary, Report};
 use startlab_core::net::topology::{dumbbell, DumbbellSpec, Duplex};
 use startlab_core::net::{Discipline, DropTail, Limit, LinkParams, Network, NodeKind};
 use startlab_core::rng::Rng;
@@ -18,6 +18,15 @@ fn params(rate: Rate, delay: Duration, limit: u32) -> LinkParams {
         }),
         loss: 0.0,
     }
+}
+
+/// The links-table row of the link aliased `bottleneck`.
+fn bottleneck(r: &Report) -> LinkSummary {
+    r.links
+        .rows()
+        .into_iter()
+        .find(|l| l.alias.as_deref() == Some("bottleneck"))
+        .expect("a bottleneck")
 }
 
 fn run_toml(text: &str) -> Report {
@@ -520,14 +529,7 @@ fn window_pacing_keeps_slow_start_from_building_a_queue() {
     let burst = run_toml(&sallantin_topology("none", "300KB", "3s"));
     let paced = run_toml(&sallantin_topology("window", "300KB", "3s"));
     let linux = run_toml(&sallantin_topology("linux", "300KB", "3s"));
-    let q = |r: &startlab_core::measure::Report| {
-        r.links
-            .rows()
-            .into_iter()
-            .find(|l| l.alias.as_deref() == Some("bottleneck"))
-            .unwrap()
-            .max_queue_packets
-    };
+    let q = |r: &Report| bottleneck(r).max_queue_packets;
     // Unpaced slow start sends two segments per ACK: the queue grows to about half the window.
     assert!(q(&burst) > 40, "{}", q(&burst));
     // Pacing at cwnd / srtt spreads each window over the RTT: the queue stays small until the
@@ -704,13 +706,6 @@ fn dctcp_behind_a_marking_threshold_keeps_the_link_busier_than_classic_ecn() {
         ))
     };
     let (dctcp, reno) = (run("dctcp"), run("newreno"));
-    let bottleneck = |r: &Report| {
-        r.links
-            .rows()
-            .into_iter()
-            .find(|l| l.alias.as_deref() == Some("bottleneck"))
-            .unwrap()
-    };
     let util = |r: &Report| bottleneck(r).utilization;
     for r in [&dctcp, &reno] {
         let b = bottleneck(r);
@@ -755,14 +750,9 @@ fn ns2_a_loss_in_the_window_of_an_ecn_reduction_is_fast_retransmitted() {
         cc_params = { beta = 0.7 }
         "#,
     );
-    let bottleneck = r
-        .links
-        .rows()
-        .into_iter()
-        .find(|l| l.alias.as_deref() == Some("bottleneck"))
-        .unwrap();
-    assert!(bottleneck.drops > 0, "{bottleneck:?}");
-    assert!(bottleneck.marks > 0, "{bottleneck:?}");
+    let b = bottleneck(&r);
+    assert!(b.drops > 0, "{b:?}");
+    assert!(b.marks > 0, "{b:?}");
     assert_eq!(r.flows.ss_exit_reason[0].as_deref(), Some("ecn"));
     assert_eq!(r.flows.timeouts[0], 0);
     assert_eq!(r.flows.fast_recoveries[0], 1);

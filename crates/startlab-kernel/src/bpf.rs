@@ -32,7 +32,8 @@ impl ObjectImage {
             elf: Arc::new(startlab_bpf::ecn_echo_object()?.to_vec()),
             sections: Vec::new(),
             struct_ops: Some("ecn_echo".into()),
-            needs_ecn: true,
+            // Its own .flags have TCP_CONG_NEEDS_ECN.
+            needs_ecn: false,
         })
     }
 }

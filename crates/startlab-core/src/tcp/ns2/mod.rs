@@ -327,6 +327,12 @@ impl Ns2Recovery {
         true
     }
 
+    /// Whether the sender is still in the window of a reduction for an ECN echo, which a loss
+    /// or timeout now ends (it is the last reduction no more).
+    fn take_ecn_window(&mut self, c: &Connection) -> bool {
+        std::mem::take(&mut self.ecn_reduced_last) && c.tcb.snd_una < self.recover
+    }
+
     /// Fast retransmit and the start of fast recovery (RFC 5681 §3.2 steps 2-3, RFC 6675 §5
     /// step 4).
     fn enter_recovery(&mut self, c: &mut Connection, now: Time, out: &mut Outbox) {
@@ -334,9 +340,7 @@ impl Ns2Recovery {
         c.stats.fast_recoveries += 1;
         // A loss in the window of a reduction for an ECN echo: the window was reduced once
         // already (RFC 3168 §6.1.2), so ssthresh stays.
-        let already_reduced =
-            std::mem::take(&mut self.ecn_reduced_last) && c.tcb.snd_una < self.recover;
-        if !already_reduced {
+        if !self.take_ecn_window(c) {
             self.set_undo_point(c, now);
             c.tcb.ssthresh = c.cc.ssthresh(&mut c.tcb, now);
         }
@@ -377,7 +381,7 @@ impl Ns2Recovery {
         // `tcp_enter_loss`): FlightSize then counts SACKed data and the inflated window.
         // A timeout in the window of a reduction for an ECN echo keeps its ssthresh too (Linux
         // `tcp_enter_loss` in CWR).
-        let ecn_window = std::mem::take(&mut self.ecn_reduced_last) && c.tcb.snd_una < self.recover;
+        let ecn_window = self.take_ecn_window(c);
         if c.rtt.backoff() == 0
             && matches!(c.tcb.ca_state, CaState::Open | CaState::Disorder)
             && !ecn_window
