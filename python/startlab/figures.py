@@ -201,7 +201,8 @@ def throughput(
     result: RunTables, path: str | os.PathLike[str], *, interval_s: float | None = None
 ) -> Path:
     """Goodput (in-order bytes delivered) of every TCP flow over time, in Mbit/s, averaged over
-    ``interval_s`` (by default about 1/100 of the run), with the bottleneck rate dotted."""
+    ``interval_s`` (by default about 1/100 of the run), with the bottleneck rate dotted, or, when
+    it changes over time, its capacity shaded underneath."""
     fig, ax = _figure()
     series = result.flow_series
     groups = _groups(result)
@@ -225,8 +226,21 @@ def throughput(
                 rates.group_by("start_s", "end_s").agg(pl.col("goodput_bps").sum()).sort("start_s")
             )
             _steps(ax, total, color="black", label="all flows", lw=1.0, alpha=0.6)
+        varying = _capacity_series(result)
         capacity = _capacity_bps(result)
-        if capacity:
+        if varying is not None:
+            ax.fill_between(
+                varying["time_s"].to_numpy(),
+                varying["rate_bps"].to_numpy() / 1e6,
+                step="post",
+                color="gray",
+                alpha=0.18,
+                lw=0,
+                label="bottleneck capacity",
+            )
+            top = float(varying["rate_bps"].max()) / 1e6  # type: ignore[arg-type]
+            ax.set_ylim(top=max(ax.get_ylim()[1], top * 1.08))
+        elif capacity:
             ax.axhline(capacity / 1e6, color="gray", ls=":", lw=1.0, label="bottleneck rate")
             ax.set_ylim(top=max(ax.get_ylim()[1], capacity / 1e6 * 1.08))
         note = f"averaged over {step:g} s"
@@ -336,6 +350,21 @@ def _nice_interval(target: float) -> float:
         if value >= target * (1 - 1e-9):
             return float(f"{value:.12g}")
     return 10.0 ** (exponent + 1)  # pragma: no cover
+
+
+def _capacity_series(result: RunTables) -> pl.DataFrame | None:
+    """The bottleneck's scheduled rate over time, if it was sampled and it changes."""
+    rows = result.links.filter(pl.col("alias") == "bottleneck")
+    if rows.height == 0 or "rate_bps" not in result.queue_series.columns:
+        return None
+    samples = (
+        result.queue_series.filter(pl.col("link") == rows["link"][0])
+        .select("time_s", "rate_bps")
+        .sort("time_s")
+    )
+    if samples.height < 2 or samples["rate_bps"].n_unique() < 2:
+        return None
+    return samples
 
 
 def _capacity_bps(result: RunTables) -> float | None:

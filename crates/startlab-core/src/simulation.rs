@@ -326,6 +326,9 @@ impl Simulation {
         match event {
             Event::Arrival(link) => {
                 let l = &mut self.net.links[link as usize];
+                if !l.head_due(self.now) {
+                    return; // overtaken on a reordering link: its head has its own event
+                }
                 let delivered = l.head_delivered();
                 let pkt = l.pop_arrival(self.now);
                 let node = l.to;

@@ -17,6 +17,7 @@ fn params(rate: Rate, delay: Duration, limit: u32) -> LinkParams {
             limit: Limit::Packets(limit),
         }),
         loss: 0.0,
+        variation: None,
     }
 }
 

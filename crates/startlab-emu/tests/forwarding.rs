@@ -84,6 +84,7 @@ fn network(limit: u32) -> Network {
             limit: Limit::Packets(limit),
         }),
         loss: 0.0,
+        variation: None,
     };
     net.add_link(
         a,
@@ -208,6 +209,7 @@ fn routes_that_share_a_link_in_both_directions_are_refused() {
             limit: Limit::Packets(10),
         }),
         loss: 0.0,
+        variation: None,
     };
     for (u, v) in [(a, r1), (r1, r2), (r2, b), (x, r1), (y, r2)] {
         net.add_link(u, v, p(), p(), "", 1);
@@ -264,6 +266,7 @@ fn one_link(discipline: Discipline, loss: f64, rate: Rate) -> Network {
         delay: Duration::from_millis(1),
         discipline,
         loss,
+        variation: None,
     };
     let back = Discipline::DropTail(DropTail {
         limit: Limit::Packets(1000),

@@ -64,6 +64,10 @@ table! {
         losses: u64 = "packets",
         /// Time the transmitter has been busy since t = 0.
         busy_ns: i64 = "ns",
+        /// The link's rate at this time (its schedule's; a trace's: its delivery opportunities over the last 100 ms).
+        rate_bps: f64 = "bit/s",
+        /// The link's propagation delay at this time (its schedule's, without jitter).
+        delay_ns: i64 = "ns",
         /// Packets the queue discipline marked CE so far.
         marks: u64 = "packets",
         /// Mean sojourn (queued until transmission starts) of the packets an AQM sent, or a FIFO admitted, since the link's previous row; null if none.
@@ -142,9 +146,11 @@ table! {
         src: String = "",
         /// Node it reaches.
         dst: String = "",
-        /// Transmission rate.
+        /// Transmission rate (at t = 0, for a link whose rate varies).
         rate_bps: f64 = "bit/s",
-        /// Propagation delay.
+        /// Mean capacity over the run (the rate, for a constant link).
+        mean_rate_bps: f64 = "bit/s",
+        /// Propagation delay (at t = 0, for a link whose delay varies).
         delay_ns: i64 = "ns",
         /// Queue discipline (`droptail`, `red`, `codel`, `fq_codel`, `pie`).
         queue: String = "",
@@ -160,7 +166,7 @@ table! {
         drops: u64 = "packets",
         /// Packets lost at random.
         losses: u64 = "packets",
-        /// Fraction of the run the transmitter was busy.
+        /// Fraction of the run the transmitter was busy; for a link whose capacity varies, the bytes sent over the bytes its capacity offered.
         utilization: f64 = "ratio",
         /// Largest queue seen.
         max_queue_packets: u32 = "packets",
@@ -188,7 +194,7 @@ table! {
         from_ns: i64 = "ns",
         /// Window end (at most the end of the run).
         to_ns: i64 = "ns",
-        /// Fraction of the window the transmitter was busy.
+        /// Fraction of the window the transmitter was busy (of the capacity offered, on a link whose capacity varies).
         utilization: f64 = "ratio",
     }
 }

@@ -5,7 +5,7 @@ use super::{
     FlowSample, FlowSeries, FlowSummary, LinkSummary, Links, QueueSample, QueueSeries,
     WindowResult, Windows,
 };
-use crate::net::{Limit, Link, LinkId, Network, NodeId};
+use crate::net::{Limit, Link, LinkId, Network, NodeId, Usage};
 use crate::tcp::{TcpReceiver, TcpSender};
 use crate::time::{Duration, Time};
 use crate::traffic::{UdpPattern, UdpSource};
@@ -41,7 +41,7 @@ struct Window {
     link: LinkId,
     from: Time,
     to: Time,
-    busy_at_from: Duration,
+    at_from: Usage,
     utilization: Option<f64>,
 }
 
@@ -72,7 +72,7 @@ impl Recorder {
                 link,
                 from,
                 to: to.min(end),
-                busy_at_from: Duration::ZERO,
+                at_from: Usage::default(),
                 utilization: None,
             })
             .collect();
@@ -129,9 +129,12 @@ impl Recorder {
         let link = &mut net.links[w.link as usize];
         link.settle(now);
         if now == w.from && w.utilization.is_none() && now != w.to {
-            w.busy_at_from = link.busy_time(now);
+            w.at_from = link.usage(now);
         } else if now == w.to {
-            w.utilization = Some(link.utilization(w.busy_at_from, w.from, w.to));
+            let at_to = link.usage(now);
+            let mut at_from = w.at_from;
+            at_from.at = w.from;
+            w.utilization = Some(Link::utilization_between(&at_from, &at_to));
         }
     }
 
@@ -195,6 +198,7 @@ impl Recorder {
     pub fn record_queue(&mut self, now: Time, l: LinkId, link: &mut Link) {
         let occ = link.occupancy(now);
         let stats = link.stats_at(now);
+        let (rate, delay) = link.scheduled(now);
         let sojourns = link.sojourns();
         let (total, counted) = std::mem::replace(
             &mut self.last_sojourn[l as usize],
@@ -209,6 +213,8 @@ impl Recorder {
             drops: stats.drops,
             losses: stats.losses,
             busy_ns: link.busy_time(now).as_nanos() as i64,
+            rate_bps: rate.bps_f64(),
+            delay_ns: delay.as_nanos() as i64,
             marks: stats.marks,
             sojourn_ns: (new > 0)
                 .then(|| (sojourns.total().saturating_sub(total).as_nanos() / new) as i64),
@@ -353,6 +359,8 @@ pub fn link_summaries(net: &mut Network, end: Time) -> Links {
     for i in 0..net.links.len() {
         let link = &mut net.links[i];
         let stats = link.stats_at(end);
+        let start = link.usage_at_start();
+        let usage = link.usage(end);
         let sojourns = link.sojourns();
         let (limit_packets, limit_bytes) = match link.limit() {
             Limit::Packets(p) => (Some(p as i64), None),
@@ -374,7 +382,11 @@ pub fn link_summaries(net: &mut Network, end: Time) -> Links {
             forwarded_bytes: stats.forwarded_bytes,
             drops: stats.drops,
             losses: stats.losses,
-            utilization: link.utilization(Duration::ZERO, Time::ZERO, end),
+            utilization: Link::utilization_between(&start, &usage),
+            mean_rate_bps: usage
+                .offered_bytes
+                .filter(|_| end > Time::ZERO)
+                .map_or(link.params.rate.bps_f64(), |b| b * 8.0 / end.as_secs_f64()),
             max_queue_packets: stats.max_queue_packets,
             marks: stats.marks,
             mean_sojourn_ns: sojourns.mean().map(ns),

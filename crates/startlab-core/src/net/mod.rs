@@ -7,8 +7,9 @@ pub mod queue;
 pub mod replay;
 pub mod sojourn;
 pub mod topology;
+pub mod vary;
 
-pub use link::{Admission, Link, LinkId, LinkParams, LinkStats};
+pub use link::{Admission, Link, LinkId, LinkParams, LinkStats, Usage};
 pub use packet::{Ecn, FlowId, NodeId, Packet, PacketKind, SackBlocks};
 pub use queue::{Discipline, DropTail, Limit, Red, RedParams};
 

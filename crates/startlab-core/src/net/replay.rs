@@ -65,6 +65,7 @@ pub fn replay(discipline: Discipline, rate: Rate, arrivals: &[ReplayArrival]) ->
             delay: Duration::ZERO,
             discipline,
             loss: 0.0,
+            variation: None,
         },
         Rng::stream(0, 0),
     );

@@ -147,6 +147,7 @@ mod tests {
                 limit: Limit::Packets(100),
             }),
             loss: 0.0,
+            variation: None,
         }
     }
     fn duplex(mbps: u64, ms: u64) -> Duplex {

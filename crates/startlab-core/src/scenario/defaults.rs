@@ -177,15 +177,19 @@ pub fn merge_link(over: &LinkSpec, base: &LinkSpec) -> LinkSpec {
         queue,
         reverse_queue,
         loss,
-        reverse_loss
+        reverse_loss,
+        jitter,
+        reverse_jitter,
+        reorder,
+        reverse_reorder
     )
 }
 
 /// An access link: 1 Gbit/s, 1 ms, 1000 packets of drop-tail.
 pub fn default_access() -> LinkSpec {
     LinkSpec {
-        rate: Some(RateText(Rate::from_bps(1_000_000_000))),
-        delay: Some(DurationText(Duration::from_millis(1))),
+        rate: Some(RateText(Rate::from_bps(1_000_000_000)).into()),
+        delay: Some(DurationText(Duration::from_millis(1)).into()),
         queue: Some(droptail(QueueLimit::Packets(1000))),
         ..LinkSpec::default()
     }
@@ -208,12 +212,12 @@ fn droptail(limit: QueueLimit) -> QueueSpec {
 
 /// Reverse direction defaults to the forward one; RED parameters get their defaults.
 pub fn fill_directions(mut l: LinkSpec) -> LinkSpec {
-    l.reverse_rate = l.reverse_rate.or(l.rate);
-    l.reverse_delay = l.reverse_delay.or(l.delay);
+    l.reverse_rate = l.reverse_rate.or(l.rate.clone());
+    l.reverse_delay = l.reverse_delay.or(l.delay.clone());
     l.queue = l.queue.map(fill_queue);
     l.reverse_queue = l.reverse_queue.map(fill_queue).or(l.queue.clone());
-    l.loss = Some(l.loss.unwrap_or(0.0));
-    l.reverse_loss = Some(l.reverse_loss.unwrap_or(0.0));
+    l.loss = Some(l.loss.unwrap_or(0.0.into()));
+    l.reverse_loss = Some(l.reverse_loss.unwrap_or(0.0.into()));
     l
 }
 

@@ -7,10 +7,12 @@
 //! the text model, every field present (the run's `scenario.toml`).
 
 use super::model::*;
+use super::schedule::Varies;
 use super::units::{DurationText, Interval, Limitable, QueueLimit, RateText, SizeText, Window};
 use crate::cc::controller::ControllerFactory;
 use crate::measure::recorder::MeasureSpec;
 use crate::net::aqm::{CodelParams, FqCodelParams, PieParams};
+use crate::net::vary::Variation;
 use crate::net::{Limit, NodeId};
 use crate::time::Duration;
 use crate::traffic::{OnOffDistribution, SizeDistribution};
@@ -168,6 +170,12 @@ pub struct FilledLink<L = Limit> {
     pub reverse_queue: FilledQueue<L>,
     pub loss: f64,
     pub reverse_loss: f64,
+    /// What varies in each direction (`rate`, `delay` and `loss` above are then its values
+    /// at 0).
+    pub variation: Option<Box<Variation>>,
+    pub reverse_variation: Option<Box<Variation>>,
+    /// The schedules, jitter and reordering as written, for the document.
+    pub written: Box<LinkSpec>,
 }
 
 /// A queue with its discipline's parameters filled in.
@@ -217,6 +225,9 @@ impl FilledLink<QueueLimit> {
             reverse_queue: self.reverse_queue.in_packets(bdp_packets),
             loss: self.loss,
             reverse_loss: self.reverse_loss,
+            variation: self.variation,
+            reverse_variation: self.reverse_variation,
+            written: self.written,
         }
     }
 }
@@ -264,15 +275,30 @@ impl FilledQueue<QueueLimit> {
 impl FilledLink {
     /// The text model, every field set.
     pub fn document(&self) -> LinkSpec {
+        // A schedule is written back as it was given; a constant, filled.
+        fn either<C: Copy, S: Clone>(
+            written: &Option<Varies<C, S>>,
+            value: C,
+        ) -> Option<Varies<C, S>> {
+            match written {
+                Some(v @ Varies::Schedule(_)) => Some(v.clone()),
+                _ => Some(Varies::Fixed(value)),
+            }
+        }
+        let w = &self.written;
         LinkSpec {
-            rate: Some(RateText(self.rate)),
-            delay: Some(DurationText(self.delay)),
-            reverse_rate: Some(RateText(self.reverse_rate)),
-            reverse_delay: Some(DurationText(self.reverse_delay)),
+            rate: either(&w.rate, RateText(self.rate)),
+            delay: either(&w.delay, DurationText(self.delay)),
+            reverse_rate: either(&w.reverse_rate, RateText(self.reverse_rate)),
+            reverse_delay: either(&w.reverse_delay, DurationText(self.reverse_delay)),
             queue: Some(self.queue.document()),
             reverse_queue: Some(self.reverse_queue.document()),
-            loss: Some(self.loss),
-            reverse_loss: Some(self.reverse_loss),
+            loss: either(&w.loss, self.loss),
+            reverse_loss: either(&w.reverse_loss, self.reverse_loss),
+            jitter: w.jitter,
+            reverse_jitter: w.reverse_jitter,
+            reorder: w.reorder,
+            reverse_reorder: w.reverse_reorder,
         }
     }
 }

@@ -24,6 +24,7 @@ pub mod measure;
 pub mod model;
 pub mod parse;
 pub mod resolved;
+pub mod schedule;
 pub mod topology;
 pub mod units;
 

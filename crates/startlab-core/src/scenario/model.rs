@@ -6,6 +6,7 @@
 //! Sections whose fields depend on a `kind` (topology, flows, queues) are flat structs checked per
 //! kind during resolution, so that errors keep their full path (`flows[2].rate`).
 
+use super::schedule::{DelayValue, LossValue, RateValue, ReorderSpec};
 use super::units::{DurationText, Interval, Limitable, QueueLimit, RateText, SizeText, Window};
 use crate::cc::registry::Params;
 use serde::{Deserialize, Serialize};
@@ -73,22 +74,35 @@ pub struct PairSpec {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
+    /// A rate, or a schedule of rates, or a trace (docs/variable-links.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate: Option<RateText>,
+    pub rate: Option<RateValue>,
+    /// A delay, or a schedule of delays.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delay: Option<DurationText>,
+    pub delay: Option<DelayValue>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverse_rate: Option<RateText>,
+    pub reverse_rate: Option<RateValue>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverse_delay: Option<DurationText>,
+    pub reverse_delay: Option<DelayValue>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<QueueSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reverse_queue: Option<QueueSpec>,
+    /// A probability, a schedule of probabilities, or a Gilbert–Elliott model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loss: Option<f64>,
+    pub loss: Option<LossValue>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverse_loss: Option<f64>,
+    pub reverse_loss: Option<LossValue>,
+    /// Extra delay per packet, uniform in [0, jitter], without reordering.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_jitter: Option<DurationText>,
+    /// Packets held back and overtaken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reorder: Option<ReorderSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_reorder: Option<ReorderSpec>,
 }
 
 #[derive(Copy, Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]

@@ -8,12 +8,14 @@ use super::defaults::{
 use super::filled::*;
 use super::model::*;
 use super::resolved::Bdp;
+use super::schedule::{self, DelayValue, LossValue, RateValue, ReorderSpec};
 use super::units::{DurationText, QueueLimit};
 use super::{err, ScenarioError};
 use crate::net::aqm::{
     Aqm, Classifier, Codel, CodelParams, FqCodel, FqCodelParams, Pie, PieParams,
 };
 use crate::net::topology::{self, DumbbellSpec, Duplex, ParkingLotSpec};
+use crate::net::vary::Variation;
 use crate::net::{Discipline, DropTail, Limit, LinkParams, Network, Red, RedParams};
 use crate::rng::{streams, Rng};
 use crate::time::Duration;
@@ -70,13 +72,30 @@ fn fill_link(l: &LinkSpec, path: &str) -> Result<FilledLink<QueueLimit>, Scenari
     let l = fill_directions(l.clone());
     let rate = l
         .rate
+        .as_ref()
         .ok_or_else(|| err(format!("{path}.rate"), "required (e.g. rate = \"40Mbps\")"))?;
     let delay = l
         .delay
+        .as_ref()
         .ok_or_else(|| err(format!("{path}.delay"), "required (e.g. delay = \"40ms\")"))?;
-    let (loss, reverse_loss) = (l.loss.unwrap_or(0.0), l.reverse_loss.unwrap_or(0.0));
-    check::probability(loss, &format!("{path}.loss"))?;
-    check::probability(reverse_loss, &format!("{path}.reverse_loss"))?;
+    let forward = direction(
+        rate,
+        delay,
+        l.loss.as_ref(),
+        l.jitter,
+        l.reorder.as_ref(),
+        path,
+        "",
+    )?;
+    let reverse = direction(
+        l.reverse_rate.as_ref().unwrap_or(rate),
+        l.reverse_delay.as_ref().unwrap_or(delay),
+        l.reverse_loss.as_ref(),
+        l.reverse_jitter,
+        l.reverse_reorder.as_ref(),
+        path,
+        "reverse_",
+    )?;
     // Every link is merged onto defaults that have a queue.
     let written = l
         .queue
@@ -88,14 +107,68 @@ fn fill_link(l: &LinkSpec, path: &str) -> Result<FilledLink<QueueLimit>, Scenari
         None => queue.clone(),
     };
     Ok(FilledLink {
-        rate: rate.0,
-        delay: delay.0,
-        reverse_rate: l.reverse_rate.unwrap_or(rate).0,
-        reverse_delay: l.reverse_delay.unwrap_or(delay).0,
+        rate: forward.rate,
+        delay: forward.delay,
+        reverse_rate: reverse.rate,
+        reverse_delay: reverse.delay,
         queue,
         reverse_queue,
+        loss: forward.loss,
+        reverse_loss: reverse.loss,
+        variation: forward.variation,
+        reverse_variation: reverse.variation,
+        written: Box::new(l),
+    })
+}
+
+/// One direction of a link: its values at 0 and what varies.
+struct Direction {
+    rate: Rate,
+    delay: Duration,
+    loss: f64,
+    variation: Option<Box<Variation>>,
+}
+
+/// Checks one direction's rate, delay, loss, jitter and reordering (`prefix` is `reverse_`
+/// for the reverse one).
+fn direction(
+    rate: &RateValue,
+    delay: &DelayValue,
+    loss: Option<&LossValue>,
+    jitter: Option<DurationText>,
+    reorder: Option<&ReorderSpec>,
+    path: &str,
+    prefix: &str,
+) -> Result<Direction, ScenarioError> {
+    let (rate, capacity) = schedule::capacity(rate, &format!("{path}.{prefix}rate"))?;
+    let (delay, delay_schedule) = schedule::delay(delay, &format!("{path}.{prefix}delay"))?;
+    let (loss, loss_schedule, bursty_loss) = match loss {
+        Some(l) => schedule::loss(l, &format!("{path}.{prefix}loss"))?,
+        None => (0.0, None, None),
+    };
+    let jitter = jitter.map_or(Duration::ZERO, |j| j.0);
+    if jitter > Duration::from_secs(60) {
+        return Err(err(
+            format!("{path}.{prefix}jitter"),
+            format!("invalid duration {jitter}: at most 60s"),
+        ));
+    }
+    let reorder = reorder
+        .map(|r| schedule::reorder(r, &format!("{path}.{prefix}reorder")))
+        .transpose()?;
+    let variation = Variation {
+        capacity,
+        delay: delay_schedule,
+        loss: loss_schedule,
+        bursty_loss,
+        jitter,
+        reorder,
+    };
+    Ok(Direction {
+        rate,
+        delay,
         loss,
-        reverse_loss,
+        variation: variation.is_some().then(|| Box::new(variation)),
     })
 }
 
@@ -458,12 +531,14 @@ impl QueueStreams {
                 delay: l.delay,
                 discipline: self.discipline(&l.queue, l.rate),
                 loss: l.loss,
+                variation: l.variation.clone(),
             },
             reverse: LinkParams {
                 rate: l.reverse_rate,
                 delay: l.reverse_delay,
                 discipline: self.discipline(&l.reverse_queue, l.reverse_rate),
                 loss: l.reverse_loss,
+                variation: l.reverse_variation.clone(),
             },
         }
     }

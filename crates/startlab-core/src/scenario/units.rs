@@ -49,6 +49,16 @@ pub fn parse_rate(text: &str) -> Result<Rate, String> {
     Ok(Rate::from_bps(bps as u64))
 }
 
+/// A rate in a schedule, where 0 (an outage) is allowed: `"0bps"`, `"0Mbps"` or `"40Mbps"`.
+pub fn parse_rate_or_zero(text: &str) -> Result<Rate, String> {
+    match split(text) {
+        Some((0.0, "bps" | "kbps" | "Kbps" | "Mbps" | "Gbps")) => Ok(Rate::from_bps(0)),
+        _ => parse_rate(text).map_err(|_| {
+            format!("invalid rate \"{text}\": expected 0 or a positive number followed by bps, kbps, Mbps or Gbps (e.g. \"40Mbps\")")
+        }),
+    }
+}
+
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let err = || {
         format!("invalid duration \"{text}\": expected a non-negative number followed by s, ms, us, ns or min (e.g. \"100ms\")")
@@ -185,6 +195,22 @@ text_type!(
     |t| parse_duration(t).map(DurationText),
     None,
     |d| d.0.to_string().into()
+);
+
+/// A rate in a schedule written as text, where 0 (an outage) is allowed.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct LevelRateText(pub Rate);
+text_type!(
+    LevelRateText,
+    Rate,
+    "a rate such as \"40Mbps\" or \"0bps\"",
+    |t| parse_rate_or_zero(t).map(LevelRateText),
+    None,
+    |r| if r.0.bps() == 0 {
+        "0bps".to_string().into()
+    } else {
+        r.0.to_string().into()
+    }
 );
 
 /// A size in bytes written as text.
