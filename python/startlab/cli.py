@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             raise UsageError(
                 "no command given: use run, validate, plot, sweep, reproduce, algorithms, schema, "
-                "kernel or compare (see --help)"
+                "paths, kernel or compare (see --help)"
             )
         status: int = args.handler(args)
         return status
@@ -265,6 +265,16 @@ def _parser() -> _Parser:
     )
     p.set_defaults(command="schema", handler=_schema)
 
+    p = commands.add_parser(
+        "paths",
+        help="list the bundled paths' traces, or write them",
+        description="List the Mahimahi traces the bundled paths of examples/paths/ use "
+        "(docs/variable-links.md), generated from seeded processes; with --write DIR, write them "
+        "into DIR.",
+    )
+    p.add_argument("--write", metavar="DIR", help="write every bundled trace into DIR")
+    p.set_defaults(command="paths", handler=_paths)
+
     def kernel_options(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--no-realtime",
@@ -347,6 +357,18 @@ def _parser() -> _Parser:
     kernel_options(p)
     p.set_defaults(command="compare", handler=_compare)
     return parser
+
+
+def _paths(args: argparse.Namespace) -> int:
+    from startlab import paths
+
+    if args.write:
+        for written in paths.write_all(args.write):
+            print(written)
+        return 0
+    for t in paths.TRACES:
+        print(f"{t.name:<22} {t.duration_ms / 1000:g} s  {t.description}")
+    return 0
 
 
 def _schema(args: argparse.Namespace) -> int:

@@ -229,11 +229,12 @@ class Result:
         return rows.row(0, named=True)
 
     def utilization(self, link: str, start: float, end: float) -> float:
-        """Fraction of ``[start, end]`` (seconds) the link spent transmitting.
+        """Fraction of ``[start, end]`` (seconds) the link spent transmitting; on a link whose
+        capacity varies, the fraction of the bytes its capacity offered that it sent.
 
-        Computed from the cumulative ``busy_ns`` of ``queue_series``, linearly interpolated
-        between samples: exact when both ends fall on sample times. The link must be one of
-        ``measure.links``.
+        Computed from the cumulative ``busy_ns`` (``sent_bytes`` and ``offered_bytes``) of
+        ``queue_series``, linearly interpolated between samples: exact when both ends fall on
+        sample times. The link must be one of ``measure.links``.
         """
         row = self.link(link)
         samples = self.queue_series.filter(pl.col("link") == row["link"]).sort("time_ns")
@@ -253,11 +254,15 @@ class Result:
                 f"[{start}, {end}] s is outside the samples of {row['name']!r} "
                 f"([{times[0] / NS_PER_S}, {times[-1] / NS_PER_S}] s)"
             )
-        busy = np.interp(
-            np.array([start_ns, end_ns], dtype=np.float64),
-            times.astype(np.float64),
-            samples["busy_ns"].to_numpy().astype(np.float64),
-        )
+        ends = np.array([start_ns, end_ns], dtype=np.float64)
+        at = times.astype(np.float64)
+        if "offered_bytes" in samples.columns and samples["offered_bytes"].null_count() == 0:
+            # A capacity that varies: bytes sent over bytes offered (0 if it offered none).
+            sent = np.interp(ends, at, samples["sent_bytes"].to_numpy().astype(np.float64))
+            offered = np.interp(ends, at, samples["offered_bytes"].to_numpy().astype(np.float64))
+            span = float(offered[1] - offered[0])
+            return min(1.0, float(sent[1] - sent[0]) / span) if span > 0 else 0.0
+        busy = np.interp(ends, at, samples["busy_ns"].to_numpy().astype(np.float64))
         return float(busy[1] - busy[0]) / (end_ns - start_ns)
 
     def jain(self, column: str = "goodput_bps", kind: str | None = "tcp") -> float:

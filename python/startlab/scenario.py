@@ -100,7 +100,8 @@ class Scenario:
         """
         path = Path(path)
         text = read_text(path, "a scenario file", ScenarioError)
-        return cls.from_toml(text, source=str(path), overrides=overrides)
+        document = files_relative_to(parse_toml(text, str(path)), path.parent)
+        return cls(_apply_overrides(document, overrides), source=str(path))
 
     @classmethod
     def from_toml(
@@ -226,6 +227,39 @@ def parse_value(raw: str) -> Any:
     if set(parsed) != {"value"}:  # e.g. "1\nother = 2"
         return raw
     return parsed["value"]
+
+
+#: The link fields whose schedules may name a file (``trace``, ``csv``).
+_SCHEDULED = ("rate", "delay", "loss", "reverse_rate", "reverse_delay", "reverse_loss")
+
+
+def files_relative_to(document: dict[str, Any], base: Path) -> dict[str, Any]:
+    """The document with every relative ``trace`` and ``csv`` file of a link's schedules made
+    absolute, relative to ``base`` (the scenario file's directory), so that a scenario names
+    its traces as it sees them wherever it is run from."""
+    topology = document.get("topology")
+    if not isinstance(topology, dict):
+        return document
+    links: list[Any] = [topology.get("bottleneck"), topology.get("access")]
+    for key in ("hop", "pair"):
+        entries = topology.get(key)
+        if isinstance(entries, list):
+            for entry in entries:
+                links.append(entry)
+                if isinstance(entry, dict):
+                    links += [entry.get("sender_access"), entry.get("receiver_access")]
+    for link in links:
+        if not isinstance(link, dict):
+            continue
+        for field in _SCHEDULED:
+            schedule = link.get(field)
+            if not isinstance(schedule, dict):
+                continue
+            for key in ("trace", "csv"):
+                file = schedule.get(key)
+                if isinstance(file, str) and file and not Path(file).is_absolute():
+                    schedule[key] = str((base / file).resolve())
+    return document
 
 
 def _apply_overrides(document: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:

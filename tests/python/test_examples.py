@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted((ROOT / "examples").glob("*.toml")) + sorted(
-    (ROOT / "examples" / "papers").glob("*.toml")
+EXAMPLES = (
+    sorted((ROOT / "examples").glob("*.toml"))
+    + sorted((ROOT / "examples" / "papers").glob("*.toml"))
+    + sorted((ROOT / "examples" / "paths").glob("*.toml"))
 )
 
 

@@ -155,7 +155,7 @@ def test_no_private_names_across_modules() -> None:
 
 
 LAYERS = [
-    ["startlab.scenario"],
+    ["startlab.scenario", "startlab.paths"],
     ["startlab.sweep.model"],
     ["startlab.sweep.table"],
     ["startlab.figures", "startlab.plots"],

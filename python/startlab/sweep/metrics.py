@@ -914,20 +914,30 @@ def _link_metric(context: _Context, metric: Metric) -> Any:
 
 
 def _time_to_utilization(context: _Context, link: int, metric: Metric) -> float | None:
-    """The first sample time t (s) at which busy time over [t - window, t] / window reached
-    the fraction; the window starts at the latest sample at or before t - window."""
+    """The first sample time t (s) at which busy time over [t - window, t] / window (on a link
+    whose capacity varies: bytes sent over bytes its capacity offered) reached the fraction;
+    the window starts at the latest sample at or before t - window."""
     samples = context.result.queue_series.filter(pl.col("link") == link).sort("time_ns")
     if samples.height == 0:
         raise MetricError(f"link {metric.param('link')!r} was not sampled (measure.links)")
     times = samples["time_ns"].to_numpy().astype(np.int64)
-    busy = samples["busy_ns"].to_numpy().astype(np.int64)
     window = int(metric.param("window"))
     fraction = float(metric.param("fraction"))
     starts = np.searchsorted(times, times - window, side="right") - 1
     valid = starts >= 0
-    spans = np.where(valid, times - times[np.maximum(starts, 0)], 0)
-    busy_in = np.where(valid, busy - busy[np.maximum(starts, 0)], 0)
-    reached = valid & (spans > 0) & (busy_in >= fraction * spans)
+    before = np.maximum(starts, 0)
+    if "offered_bytes" in samples.columns and samples["offered_bytes"].null_count() == 0:
+        # A capacity that varies: bytes sent over bytes offered in the window.
+        sent = samples["sent_bytes"].to_numpy().astype(np.float64)
+        offered = samples["offered_bytes"].to_numpy().astype(np.float64)
+        offered_in = np.where(valid, offered - offered[before], 0.0)
+        sent_in = np.where(valid, sent - sent[before], 0.0)
+        reached = valid & (offered_in > 0) & (sent_in >= fraction * offered_in)
+    else:
+        busy = samples["busy_ns"].to_numpy().astype(np.int64)
+        spans = np.where(valid, times - times[before], 0)
+        busy_in = np.where(valid, busy - busy[before], 0)
+        reached = valid & (spans > 0) & (busy_in >= fraction * spans)
     hits = np.flatnonzero(reached)
     return None if hits.size == 0 else float(times[hits[0]]) / NS_PER_S
 

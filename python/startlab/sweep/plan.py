@@ -21,6 +21,7 @@ from startlab import _core, kernel
 from startlab.scenario import (
     ScenarioError,
     dumps_toml,
+    files_relative_to,
     parse_toml,
     parse_value,
     read_text,
@@ -106,6 +107,8 @@ class SweepPlan:
             )
         self._base_file: str | None = None
         self._read_base(document, base_dir)
+        # Trace and CSV files of the points' links are looked up from here.
+        self._files_dir = Path(self._base_file).parent if self._base_file else base_dir
         if isinstance(overrides, str):
             overrides = [overrides]
         for assignment in overrides:
@@ -536,6 +539,7 @@ def _build_points(plan: SweepPlan) -> list[Point]:
         document = _copy(plan._base)
         try:
             document = apply_values(document, values, algorithms=algorithms)
+            document = files_relative_to(document, plan._files_dir)
             resolved = resolve_document(document)  # what Scenario(document).resolved() gives
         except ScenarioError as e:
             prefix = f"point {index} of {total}"
