@@ -68,6 +68,10 @@ table! {
         rate_bps: f64 = "bit/s",
         /// The link's propagation delay at this time (its schedule's, without jitter).
         delay_ns: i64 = "ns",
+        /// Bytes that started transmission since t = 0.
+        sent_bytes: u64 = "bytes",
+        /// Bytes the link's capacity offered since t = 0, for a link whose capacity varies (a rate schedule or a trace); null for a constant rate.
+        offered_bytes: Option<f64> = "bytes",
         /// Packets the queue discipline marked CE so far.
         marks: u64 = "packets",
         /// Mean sojourn (queued until transmission starts) of the packets an AQM sent, or a FIFO admitted, since the link's previous row; null if none.
