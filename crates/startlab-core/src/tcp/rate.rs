@@ -76,6 +76,14 @@ pub(super) struct Sampling {
     prior_delivered_ce: u64,
 }
 
+impl Sampling {
+    /// `rs->prior_delivered` of the chosen segment; `None` if the ACK delivered nothing new.
+    /// (Linux's `tp->delivered` counts the SYN, so its `prior_delivered` is 0 only then.)
+    pub fn prior_delivered(&self) -> Option<u64> {
+        self.prior_mstamp.map(|_| self.prior_delivered)
+    }
+}
+
 impl DeliveryRate {
     /// `tcp_rate_skb_sent`: a segment leaves at `now` with `packets_out` segments already out,
     /// `in_flight` of them in the network, and `lost` marked lost so far.

@@ -30,6 +30,9 @@ pub(in crate::tcp) struct LinuxRecovery {
     prr_delivered: u64,
     prr_out: u64,
     rack: Rack,
+    /// `tp->reordering` once measured reordering raised it above the sysctl (0 until then:
+    /// see [`LinuxRecovery::reordering`]).
+    reordering: u32,
     /// Which of the RTO, RACK's reordering timer and the loss probe holds the connection's one
     /// retransmission timer (`icsk_pending`): arming one replaces the others.
     slot: XmitTimer,

@@ -31,11 +31,22 @@ struct Delivery {
     last_sackt: Option<Time>,
     /// Retransmitted data was cumulatively acknowledged (`FLAG_RETRANS_DATA_ACKED`).
     retrans_acked: bool,
-    /// A never-retransmitted segment below the highest SACKed one was delivered: reordering.
-    reordered: bool,
+    /// The lowest never-retransmitted segment newly SACKed (`state->reord`) and cumulatively
+    /// acknowledged (`reord` in `tcp_clean_rtx_queue`) below the highest SACKed one before
+    /// the ACK: reordering.
+    sack_reord: Option<u32>,
+    ack_reord: Option<u32>,
     /// A never-retransmitted segment sent before `high_seq` was delivered
     /// (`FLAG_ORIG_SACK_ACKED`).
     orig_acked: bool,
+}
+
+/// `sysctl_tcp_max_reordering`: the most `tp->reordering` grows to.
+const MAX_REORDERING: u32 = 300;
+
+/// The lowest of `low` and `seq`.
+fn lowest(low: Option<u32>, seq: u32) -> Option<u32> {
+    Some(low.map_or(seq, |l| l.min(seq)))
 }
 
 /// `TCP_TIMEOUT_MIN`: two jiffies added to the RACK and TLP timers.
@@ -67,12 +78,16 @@ impl LinuxRecovery {
         let mut d = Delivery::default();
 
         // tcp_check_dsack; a D-SACKed segment counts as delivered ("A spurious retransmission
-        // is delivered", tcp_dsack_seen).
+        // is delivered", tcp_dsack_seen), and may widen RACK's window.
         let (dup_segs, dsack_end) = if c.cfg.dsack {
             self.check_dsack(c, pkt, una_before)
         } else {
             (0, 0)
         };
+        let dsack_tlp = dup_segs == 1 && self.tlp_high_seq == Some(dsack_end);
+        if dup_segs > 0 {
+            self.rack.on_dsack(dsack_tlp);
+        }
         let rack = &mut self.rack;
         let rate = &mut c.rate;
         let mut sacked = 0;
@@ -87,7 +102,10 @@ impl LinuxRecovery {
                     if !s.retransmitted {
                         d.first_sackt.get_or_insert(s.sent_at);
                         d.last_sackt = Some(s.sent_at);
-                        d.reordered |= seq < prior_fack;
+                        // "New sack for not retransmitted frame, which was in hole."
+                        if seq < prior_fack {
+                            d.sack_reord = lowest(d.sack_reord, seq);
+                        }
                         d.orig_acked |= seq < high_seq;
                     }
                 },
@@ -107,13 +125,25 @@ impl LinuxRecovery {
                     d.last_ackt = Some(s.sent_at);
                     d.orig_acked |= seq < high_seq;
                     // "Non-retransmitted hole got filled? That's reordering."
-                    d.reordered |= any_sacked && seq < prior_fack;
+                    if any_sacked && seq < prior_fack {
+                        d.ack_reord = lowest(d.ack_reord, seq);
+                    }
                 }
             });
             c.tcb.snd_una = ack;
             self.rto_retransmits = 0;
         }
-        self.rack.reord_seen |= d.reordered;
+        // tcp_sacktag_write_queue (not in Loss unless it may be undone), then
+        // tcp_clean_rtx_queue. The newly SACKed segments lie above the ACK, so the highest
+        // SACKed one is the same after the cumulative ACK as before it.
+        if let Some(low) = d.sack_reord {
+            if c.tcb.ca_state != CaState::Loss || self.undo.marker.is_some() {
+                self.check_sack_reordering(c, low);
+            }
+        }
+        if let Some(low) = d.ack_reord {
+            self.check_sack_reordering(c, low);
+        }
         let delivered = sacked + acked + dup_segs;
         c.tcb.delivered += delivered as u64;
         // tcp_count_delivered: what an ACK with an ECN echo delivered was marked.
@@ -159,13 +189,16 @@ impl LinuxRecovery {
             };
             c.cc.pkts_acked(&mut c.tcb, &sample, now);
         }
+        // tcp_rack_update_reo_wnd, after tcp_clean_rtx_queue.
+        self.rack
+            .update_reo_wnd(d.rate.prior_delivered(), c.tcb.delivered);
 
         let flags = AckFlags {
             advanced,
             data_sacked: sacked > 0,
             orig_sack_acked: d.orig_acked,
             dsack: dup_segs > 0,
-            dsack_tlp: dup_segs == 1 && self.tlp_high_seq == Some(dsack_end),
+            dsack_tlp,
             dupack: !advanced && !window_update && dup_segs == 0,
             ecr: pkt.ts,
             ece,
@@ -187,7 +220,7 @@ impl LinuxRecovery {
             if delivered == 0 && !advanced {
                 c.cc.cwnd_event(&mut c.tcb, CwndEvent::DupAck, now);
             }
-            (newly_lost, rexmit) = self.fastretrans_alert(c, now, &flags);
+            (newly_lost, rexmit) = self.fastretrans_alert(c, now, una_before, &flags);
         }
 
         if !c.size.is_unlimited() && c.tcb.snd_una >= c.size.segments {
@@ -208,8 +241,7 @@ impl LinuxRecovery {
         if !cong_controlled {
             if in_cwnd_reduction(c) {
                 self.cwnd_reduction(c, delivered, newly_lost, advanced);
-            } else if advanced {
-                // tcp_may_raise_cwnd: only when the cumulative ACK advanced.
+            } else if self.may_raise_cwnd(c, advanced, sacked > 0) {
                 c.cong_avoid(delivered, ack, now);
             }
         }
@@ -241,9 +273,51 @@ impl LinuxRecovery {
         }
     }
 
-    /// `tcp_fastretrans_alert` with RACK: returns the segments newly deemed lost and what
-    /// `tcp_process_loss` asks to send.
-    fn fastretrans_alert(&mut self, c: &mut Connection, now: Time, f: &AckFlags) -> (u32, Rexmit) {
+    /// `tcp_may_raise_cwnd`: only on an advancing cumulative ACK (`FLAG_DATA_ACKED`, RFC 5681),
+    /// unless reordering raised `tp->reordering` above the sysctl: then on any ACK that
+    /// delivered data (`FLAG_FORWARD_PROGRESS`, SACKs too).
+    fn may_raise_cwnd(&self, c: &Connection, advanced: bool, data_sacked: bool) -> bool {
+        if self.reordering(c) > c.cfg.dupack_threshold {
+            advanced || data_sacked
+        } else {
+            advanced
+        }
+    }
+
+    /// `tp->reordering`: the sysctl (`net.ipv4.tcp_reordering`, `tcp.dupack_threshold`) until
+    /// reordering beyond it is measured.
+    pub(super) fn reordering(&self, c: &Connection) -> u32 {
+        self.reordering.max(c.cfg.dupack_threshold)
+    }
+
+    /// `tcp_check_sack_reordering`: never-retransmitted segment `low` was delivered after data
+    /// above it, up to `tcp_highest_sack_seq` (the end of the highest SACKed segment; snd_una
+    /// with none SACKed). Reordering is seen (`tp->reord_seen`), and `tp->reordering` grows to
+    /// the distance in segments, at most `tcp_max_reordering`.
+    pub(super) fn check_sack_reordering(&mut self, c: &Connection, low: u32) {
+        let fack = match c.board.highest_sacked() {
+            Some(h) if c.board.sacked_out > 0 => h + 1,
+            _ => c.tcb.snd_una,
+        };
+        if low >= fack {
+            return;
+        }
+        let distance = fack - low;
+        if distance > self.reordering(c) {
+            self.reordering = distance.min(MAX_REORDERING);
+        }
+        self.rack.reord_seen = true;
+    }
+
+    /// `tcp_fastretrans_alert` with RACK (`prior_una`: snd_una before the ACK): returns the
+    /// segments newly deemed lost and what `tcp_process_loss` asks to send.
+    fn fastretrans_alert(
+        &mut self,
+        c: &mut Connection,
+        now: Time,
+        prior_una: u32,
+        f: &AckFlags,
+    ) -> (u32, Rexmit) {
         let una = c.tcb.snd_una;
         // D. State exit: everything sent before the episode is acknowledged.
         if c.tcb.ca_state == CaState::Open {
@@ -265,7 +339,7 @@ impl LinuxRecovery {
         // E. Process the state.
         match c.tcb.ca_state {
             CaState::Recovery => {
-                if f.advanced && self.try_undo_partial(c, f.ecr, now) {
+                if f.advanced && self.try_undo_partial(c, prior_una, f.ecr, now) {
                     return (0, Rexmit::None);
                 }
                 if self.try_undo_dsack(c) {
@@ -309,7 +383,7 @@ impl LinuxRecovery {
                 let reo = self.rack.reo_wnd(ReoWndInputs {
                     recovering: matches!(c.tcb.ca_state, CaState::Recovery | CaState::Loss),
                     sacked_out: c.board.sacked_out,
-                    reordering: c.cfg.dupack_threshold,
+                    reordering: self.reordering(c),
                     min_rtt: c.tcb.min_rtt,
                     srtt: c.rtt.srtt(),
                 });
@@ -596,6 +670,13 @@ impl LinuxRecovery {
             self.init_undo(c);
         }
         c.tcb.cwnd = (c.in_flight() + 1) as f64;
+        // "Timeout in disordered state after receiving substantial DUPACKs suggests that the
+        // degree of reordering is over-estimated": tp->reordering back to the sysctl.
+        if matches!(state, CaState::Open | CaState::Disorder)
+            && c.board.sacked_out >= c.cfg.dupack_threshold
+        {
+            self.reordering = 0;
+        }
         c.set_ca_state(CaState::Loss, now);
         self.high_seq = c.tcb.high_tx;
         // F-RTO (RFC 5682 §3.1 step 1) unless a recovery was under way, except on a repeated

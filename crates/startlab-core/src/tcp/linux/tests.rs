@@ -2,6 +2,8 @@
 
 use super::{LinuxRecovery, XmitTimer};
 use crate::cc::Phase;
+use crate::net::Packet;
+use crate::tcp::receiver::TcpReceiver;
 use crate::tcp::sender::tests::{ack, ms, reno_sender, sack_ack, with_ts};
 use crate::tcp::sender::{StackState, TcpSender};
 use crate::tcp::{FlowSize, Outbox, Stack, TcpConfig};
@@ -262,4 +264,165 @@ fn frto_finds_the_loss_real_when_the_new_data_is_sacked() {
     );
     assert_eq!((s.conn.stats.undos, s.phase()), (0, Phase::Loss));
     assert_eq!(out.packets.last().unwrap().seq, 1);
+}
+
+/// A sender and an RFC 5681 receiver (an ACK for every segment) 50 ms apart each way, with no
+/// queue: a burst arrives all at once, in the order it was sent, unless `late(seq)` holds the
+/// first copy of segment `seq` back that much longer.
+struct Path {
+    sender: TcpSender,
+    receiver: TcpReceiver,
+    late: fn(u32) -> Duration,
+    /// Packets on their way: arrival, order of sending, packet, towards the receiver.
+    wire: Vec<(Time, u64, Packet, bool)>,
+    order: u64,
+    /// Every data segment sent, in order.
+    sent: Vec<Packet>,
+}
+
+impl Path {
+    fn new(cfg: TcpConfig, late: fn(u32) -> Duration) -> Path {
+        let receiver = TcpReceiver::new(0, 1, 0, cfg.clone(), FlowSize::UNLIMITED);
+        let mut path = Path {
+            sender: reno_sender(cfg, FlowSize::UNLIMITED),
+            receiver,
+            late,
+            wire: Vec::new(),
+            order: 0,
+            sent: Vec::new(),
+        };
+        let mut out = Outbox::default();
+        path.sender.start(Time::ZERO, &mut out);
+        path.send(Time::ZERO, out, true);
+        path
+    }
+
+    fn send(&mut self, now: Time, out: Outbox, to_receiver: bool) {
+        for p in out.packets {
+            let mut at = now + Duration::from_millis(50);
+            if to_receiver {
+                if self.sent.iter().all(|q| q.seq != p.seq) {
+                    at += (self.late)(p.seq);
+                }
+                self.sent.push(p);
+            }
+            self.order += 1;
+            self.wire.push((at, self.order, p, to_receiver));
+        }
+    }
+
+    /// Delivers every packet and fires every timer due by `end`, in time order.
+    fn run_until(&mut self, end: Time) {
+        loop {
+            let next = self.wire.iter().map(|w| (w.0, w.1)).min();
+            let timer = self.sender.next_timer().filter(|&t| t <= end);
+            let mut out = Outbox::default();
+            match (next, timer) {
+                (Some((at, order)), _) if at <= end && timer.is_none_or(|t| at <= t) => {
+                    let k = self.wire.iter().position(|w| w.1 == order).unwrap();
+                    let (_, _, p, to_receiver) = self.wire.remove(k);
+                    if to_receiver {
+                        self.receiver.on_packet(at, &p, &mut out);
+                        self.send(at, out, false);
+                    } else {
+                        self.sender.on_packet(at, &p, &mut out);
+                        self.send(at, out, true);
+                    }
+                }
+                (_, Some(t)) => {
+                    self.sender.on_timer(t, &mut out);
+                    self.send(t, out, true);
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// When segment `seq` was sent, each time.
+    fn sends_of(&self, seq: u32) -> Vec<Time> {
+        self.sent
+            .iter()
+            .filter(|p| p.seq == seq)
+            .map(|p| p.ts)
+            .collect()
+    }
+}
+
+/// Segment 1's first copy arrives 0.5 ms late, after segments 2 to 9; segment 22's, 40 ms.
+fn two_reorderings(seq: u32) -> Duration {
+    match seq {
+        1 => Duration::from_micros(500),
+        22 => Duration::from_millis(40),
+        _ => Duration::ZERO,
+    }
+}
+
+#[test]
+fn dsacks_widen_the_rack_window_so_that_reordering_is_not_taken_for_loss() {
+    for dsack in [false, true] {
+        let cfg = TcpConfig {
+            dsack,
+            undo: true,
+            ..linux_config(10, false)
+        };
+        let mut path = Path::new(cfg, two_reorderings);
+        // IW 10 at t = 0. At 100 ms the sender gets ACK 1, then SACKs of 2 to 9: at the
+        // third (sacked_out 3 = tp->reordering, no reordering seen yet) RACK has no window,
+        // and segment 1, sent 100 ms = RACK.rtt ago, is lost: Recovery, and it goes again.
+        path.run_until(ms(100));
+        assert_eq!(path.sends_of(1), [ms(0), ms(100)]);
+        // At 100.5 ms the original fills the hole: ACK 10, echoing its timestamp (0), older
+        // than the retransmission. tcp_try_undo_partial undoes the recovery and checks
+        // reordering from snd_una 1 to snd_una 10 (nothing is SACKed any more): reordering
+        // is seen, and tp->reordering is 9.
+        path.run_until(ms(101));
+        let l = linux(&path.sender);
+        assert!(l.rack.reord_seen);
+        assert_eq!(
+            (l.reordering(&path.sender.conn), path.sender.phase()),
+            (9, Phase::SlowStart)
+        );
+        // The retransmission reaches the receiver at 150 ms, a duplicate: with D-SACK its ACK
+        // (at 200 ms) reports it, after reordering was seen. It delivers nothing new; the next
+        // ACK, which does, widens RACK's window a step: 2 × min_rtt / 4 = 50 ms.
+        //
+        // Segment 22, the first sent at 200 ms, is 40 ms late: its ACK comes at 340 ms. The
+        // segments sent after it are SACKed from 300 ms (RACK.rtt 100 ms), so it is deemed
+        // lost at 200 + 100 + the window: with 25 ms at 325 ms, the reordering timer due in
+        // jiffies of 4 ms at 328 + 2 jiffies = 336 ms, before its ACK; with 50 ms at 350 ms,
+        // the timer at 352 + 8 = 360 ms, after it.
+        path.run_until(ms(301));
+        assert_eq!(path.sends_of(22), [ms(200)]);
+        let deadline = if dsack { ms(360) } else { ms(336) };
+        assert_eq!(linux(&path.sender).reo_deadline, Some(deadline));
+        path.run_until(ms(400));
+        if dsack {
+            assert_eq!(path.sends_of(22), [ms(200)]);
+        } else {
+            assert_eq!(path.sends_of(22), [ms(200), ms(336)]);
+        }
+        assert_eq!(path.sender.conn.stats.timeouts, 0);
+    }
+}
+
+#[test]
+fn reordering_beyond_the_threshold_lets_sacks_grow_the_window() {
+    // As above without D-SACK: tp->reordering is 9 from 100.5 ms, and the sender is in slow
+    // start with cwnd 24 after the ACKs at 200.5 ms. From 300 ms segment 22 is missing and
+    // the ACKs only SACK: 13 at 300 ms (segments 23 to 35) and 10 at 300.5 ms (36 to 45).
+    // With tp->reordering 9 > tcp_reordering 3, tcp_may_raise_cwnd lets each grow cwnd by one
+    // (FLAG_FORWARD_PROGRESS, in Disorder): 24 + 23 = 47. With 3 only an advancing cumulative
+    // ACK would (FLAG_DATA_ACKED), and cwnd would stay 24.
+    let cfg = TcpConfig {
+        undo: true,
+        ..linux_config(10, false)
+    };
+    let mut path = Path::new(cfg, two_reorderings);
+    path.run_until(ms(201));
+    assert_eq!(path.sender.conn.tcb.cwnd, 24.0);
+    path.run_until(ms(301));
+    assert_eq!(
+        (path.sender.phase(), path.sender.conn.tcb.cwnd),
+        (Phase::Disorder, 47.0)
+    );
 }

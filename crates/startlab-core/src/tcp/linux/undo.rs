@@ -133,28 +133,46 @@ impl LinuxRecovery {
     }
 
     /// `tcp_try_undo_recovery`, when the episode's data is all acknowledged: undo if nothing
-    /// retransmitted was needed, then Open.
+    /// retransmitted was needed (else RACK's widened window has one recovery fewer to
+    /// persist), then Open.
     pub(super) fn try_undo_recovery(&mut self, c: &mut Connection, ecr: Time, now: Time) {
         if self.may_undo(c, ecr) {
             self.undo_cwnd_reduction(c, false);
+        } else {
+            self.rack.recovery_ended_without_undo();
         }
         c.set_ca_state(CaState::Open, now);
     }
 
-    /// `tcp_try_undo_dsack`: every retransmission of the episode was D-SACKed.
+    /// `tcp_try_undo_dsack`: every retransmission of the episode was D-SACKed (a recovery
+    /// more for RACK's widened window to persist).
     pub(super) fn try_undo_dsack(&mut self, c: &mut Connection) -> bool {
         if c.cfg.undo && self.undo.marker.is_some() && self.undo.retrans == 0 {
+            self.rack.undone_by_dsacks();
             self.undo_cwnd_reduction(c, false);
             return true;
         }
         false
     }
 
-    /// `tcp_try_undo_partial`, on an advancing ACK in Recovery: the hole was filled by the
-    /// original, not by a retransmission. Returns whether the ACK's processing stops here
-    /// (retransmissions are still out: neither undo nor mark more).
-    pub(super) fn try_undo_partial(&mut self, c: &mut Connection, ecr: Time, now: Time) -> bool {
-        if !(c.cfg.undo && self.undo.marker.is_some() && self.packet_delayed(ecr)) {
+    /// `tcp_try_undo_partial`, on an advancing ACK in Recovery (from `prior_una`): the hole
+    /// was filled by the original, not by a retransmission: reordering. Returns whether the
+    /// ACK's processing stops here (retransmissions are still out: neither undo nor mark
+    /// more).
+    pub(super) fn try_undo_partial(
+        &mut self,
+        c: &mut Connection,
+        prior_una: u32,
+        ecr: Time,
+        now: Time,
+    ) -> bool {
+        if !(self.undo.marker.is_some() && self.packet_delayed(ecr)) {
+            return false;
+        }
+        // "Plain luck! Hole if filled with delayed packet, rather than with a retransmit.
+        // Check reordering."
+        self.check_sack_reordering(c, prior_una);
+        if !c.cfg.undo {
             return false;
         }
         if c.board.retrans_out > 0 {
