@@ -8,6 +8,7 @@
 #   make kernel-linux  the simulator's Linux stack beside Linux on 26 paths, 3 runs each, and its table (root; ~32 min)
 #   make kernel-bbr    BBR beside Linux's bbr on 16 paths, 3 runs each, and its table (root; ~25 min)
 #   make kernel-bbr3   BBRv3's eBPF port in the kernel beside its model on 8 paths (root; ~10 min)
+#   make kernel-paths  variable-rate, trace-driven, bursty-loss and reordering paths in both worlds (root; ~10 min)
 #   make kernel-aqm    CoDel, FQ-CoDel and PIE bottlenecks in both worlds on 12 paths (root; ~12 min)
 #   make validate-aqm  the AQMs against ns-3's, packet by packet on replayed arrivals (docs/aqm.md)
 #   make validate-aqm-scenarios  12 TCP scenarios through CoDel, FQ-CoDel and PIE, startlab and
@@ -127,6 +128,12 @@ kernel-bbr3: setup
 	rm -rf out/kernel-bbr3
 	$(BIN)/startlab sweep examples/sweeps/kernel-bbr3.toml -o out/kernel-bbr3
 	$(BIN)/python -m startlab.validation out/kernel-bbr3 --targets bbr --describe examples/sweeps/kernel-bbr3.toml
+
+.PHONY: kernel-paths
+kernel-paths: setup
+	rm -rf out/kernel-paths
+	$(BIN)/startlab sweep examples/sweeps/kernel-paths.toml -o out/kernel-paths
+	$(BIN)/python -m startlab.validation out/kernel-paths --describe examples/sweeps/kernel-paths.toml
 
 .PHONY: kernel-aqm
 kernel-aqm: setup

@@ -341,6 +341,15 @@ def _parser() -> _Parser:
     k.add_argument(
         "--repeats", type=int, default=3, help="CUBIC runs per rate (default: 3; 0: none)"
     )
+    k.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="instead: drive the bottleneck from this Mahimahi trace and compare the bytes "
+        "received in each 100 ms with what the trace offers there",
+    )
+    k.add_argument(
+        "--trace-seconds", type=float, default=10.0, help="seconds of the trace check (default: 10)"
+    )
     k.add_argument("-o", "--output", metavar="FILE", help="also write every figure as JSON")
     kernel_options(k)
     k.set_defaults(command="kernel accuracy", handler=_kernel_accuracy)
@@ -634,6 +643,8 @@ def _kernel_accuracy(args: argparse.Namespace) -> int:
 
     from startlab import kernel
 
+    if args.trace:
+        return _kernel_trace_accuracy(args)
     rates = [_quantity(r, "rate", "--rates") for r in args.rates.split(",")]
     rtt = _quantity(args.rtt, "duration", "--rtt")
     if args.pings < 1 or args.repeats < 0 or not args.udp_seconds > 0:
@@ -703,6 +714,37 @@ def _kernel_accuracy(args: argparse.Namespace) -> int:
     print(_format_table(header, rows, set(range(1, 11))))
     if args.output:
         Path(args.output).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.output}")
+    return 0
+
+
+def _kernel_trace_accuracy(args: argparse.Namespace) -> int:
+    import json
+
+    from startlab import kernel
+
+    trace = Path(args.trace)
+    if not trace.is_file():
+        raise UsageError(f"--trace {args.trace}: no such file")
+    if not 1.0 <= args.trace_seconds <= 600.0:
+        raise UsageError("--trace-seconds must be 1 to 600")
+    priority = None if args.no_realtime else 50
+    check = _kernel_call(
+        lambda: kernel.trace_accuracy(
+            trace, seconds=args.trace_seconds, realtime_priority=priority
+        )
+    )
+    emu = check["emulator"]
+    print(
+        f"{trace.name}: {check['bins']} bins of 100 ms, trace mean {check['mean_bps'] / 1e6:.2f} "
+        f"Mbit/s, peak {check['peak_bps'] / 1e6:.2f} Mbit/s; received/offered "
+        f"{check['received_over_offered']:.4f}; |received - offered| per bin over the mean bin: "
+        f"median {100 * check['error_median']:.2f} %, p99 {100 * check['error_p99']:.2f} %, "
+        f"max {100 * check['error_max']:.2f} %; emulator late p99 "
+        f"{emu['lateness_p99_ns'] / 1e3:.0f} µs, {emu['late_1ms_packets']} packets >= 1 ms late"
+    )
+    if args.output:
+        Path(args.output).write_text(json.dumps(check, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.output}")
     return 0
 

@@ -194,6 +194,96 @@ def link_accuracy(
     }
 
 
+#: Bytes of one Mahimahi delivery opportunity.
+OPPORTUNITY_BYTES = 1504
+#: The bins of the trace check.
+BIN_NS = 100_000_000
+
+
+def trace_bins(path: str | os.PathLike[str], seconds: float) -> list[int]:
+    """The bytes a Mahimahi trace offers in each 100 ms of its first ``seconds`` (repeating as
+    mm-link repeats it: shifted by its last timestamp): 1504 bytes per opportunity, an
+    opportunity at ``T`` ms counted in the bin that holds ``T``."""
+    stamps: list[int] = []
+    with open(path, encoding="ascii") as f:
+        for line in f:
+            stamps.append(int(line))
+    period = stamps[-1]
+    bins = [0] * int(seconds * 1e9 / BIN_NS)
+    offset = 0
+    while offset * 1_000_000 < len(bins) * BIN_NS:
+        for ms in stamps:
+            k = (offset + ms) * 1_000_000 // BIN_NS
+            if k < len(bins):
+                bins[k] += OPPORTUNITY_BYTES
+        offset += period
+    return bins
+
+
+def trace_accuracy(
+    trace: str | os.PathLike[str],
+    *,
+    seconds: float = 10.0,
+    realtime_priority: int | None = 50,
+) -> dict[str, Any]:
+    """Drive a bottleneck without propagation delay from the Mahimahi ``trace`` and send UDP
+    into it at 1.1 × the trace's highest rate over 100 ms, into a deep buffer, for ``seconds``:
+    the bytes the receiver got in each 100 ms (by the kernel's stamps) against the bytes the
+    trace's opportunities offer there. The error of a bin is (received − offered) over the
+    trace's mean bytes per bin; the first 200 ms (the queue building) are left out."""
+    trace = os.path.abspath(trace)
+    offered = trace_bins(trace, seconds)
+    peak_bps = max(offered) * 8 * 1e9 / BIN_NS
+    doc: dict[str, Any] = {
+        "name": "accuracy-trace",
+        "seed": 1,
+        "duration": f"{seconds + 0.5:.6f}s",
+        "topology": {
+            "kind": "dumbbell",
+            "bottleneck": {
+                "rate": {"trace": trace},
+                "reverse_rate": "100Mbps",
+                "delay": "0s",
+                "queue": {"kind": "droptail", "limit": 4000},
+            },
+            "access": {"rate": f"{ACCESS_RATE_BPS:.0f}bps", "delay": "0s"},
+        },
+        "flows": [
+            {
+                "kind": "cbr",
+                "rate": f"{1.1 * peak_bps:.0f}bps",
+                "packet_size": "1500B",
+                "start": "0s",
+                "stop": f"{seconds:.6f}s",
+            }
+        ],
+    }
+    output = _core.kernel_run(Scenario.from_dict(doc).to_json(), realtime_priority, 30, None)
+    facts = output["kernel"]
+    received = facts["udp"][0]["received_bytes_per_100ms"]
+    first = 2
+    pairs = list(zip(received[first : len(offered)], offered[first:], strict=False))
+    mean = sum(o for _, o in pairs) / len(pairs)
+    errors = sorted(abs(r - o) / mean for r, o in pairs)
+    total = sum(r for r, _ in pairs) / sum(o for _, o in pairs)
+    return {
+        "trace": trace,
+        "seconds": seconds,
+        "peak_bps": peak_bps,
+        "mean_bps": mean * 8 * 1e9 / BIN_NS,
+        "bins": len(pairs),
+        "received": [r for r, _ in pairs],
+        "offered": [o for _, o in pairs],
+        "error_median": errors[len(errors) // 2],
+        "error_p99": errors[min(len(errors) - 1, int(0.99 * len(errors)))],
+        "error_max": errors[-1],
+        "received_over_offered": total,
+        "udp_send_errors": facts["udp"][0]["send_errors"],
+        "udp_socket_drops": facts["udp"][0]["socket_drops"],
+        "emulator": facts["emulator"],
+    }
+
+
 def exit_spread(
     rate_bps: float,
     rtt_s: float,

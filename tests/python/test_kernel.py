@@ -390,6 +390,42 @@ def test_an_aqm_bottleneck_marks_or_drops_in_the_kernel_as_in_the_simulator(
 
 
 @pytest.mark.kernel
+def test_the_emulator_delivers_what_a_trace_offers_every_100ms(kernel_world: None) -> None:
+    # A saturated trace link without propagation delay: the receiver gets, in each 100 ms,
+    # the bytes of the trace's opportunities there, to within a packet (1500 B of ~380 kB).
+    trace = ROOT / "examples" / "paths" / "traces" / "cellular.trace"
+    check = startlab.kernel.trace_accuracy(trace, seconds=3.0)
+    assert check["bins"] == 28
+    assert check["error_p99"] < 0.01, check["error_p99"]
+    assert abs(check["received_over_offered"] - 1) < 0.005
+
+
+@pytest.mark.kernel
+def test_a_rate_and_delay_schedule_runs_alike_in_both_worlds(
+    cli: Cli, tmp_path: Path, kernel_world: None
+) -> None:
+    # A LEO-like handover during slow start: 50 ms without service at 0.3 s, then a lower rate
+    # and a longer path. Both worlds follow the schedule; the exits and the rate shown agree.
+    doc = document("leo", [{"pair": 0, "cc": "cubic"}], duration="3s", tcp={"stack": "linux"})
+    doc["topology"]["bottleneck"] |= {
+        "rate": {"steps": [["0s", "100Mbps"], ["0.3s", "0bps"], ["0.35s", "60Mbps"]]},
+        "delay": {"steps": [["0s", "10ms"], ["0.3s", "20ms"]]},
+    }
+    worlds = both_worlds(cli, tmp_path, doc)
+    exits = {w: r.flows.row(0, named=True)["ss_exit_s"] for w, r in worlds.items()}
+    assert exits["kernel"] == pytest.approx(exits["simulator"], rel=0.1), exits
+    for r in worlds.values():
+        series = r.queue_series.filter(pl.col("link") == r.link("bottleneck")["link"])
+        rates = dict(zip(series["time_ns"], series["rate_bps"], strict=True))
+        assert rates[200_000_000] == 100e6
+        assert rates[320_000_000] == 0
+        assert rates[1_000_000_000] == 60e6
+        assert r.link("bottleneck")["mean_rate_bps"] == pytest.approx(
+            (0.3 * 100e6 + 2.65 * 60e6) / 3, rel=1e-6
+        )
+
+
+@pytest.mark.kernel
 def test_dctcps_port_runs_in_the_kernel_with_its_receiving_half(
     cli: Cli, tmp_path: Path, kernel_world: None
 ) -> None:

@@ -230,6 +230,8 @@ pub struct UdpFacts {
     pub send_errors: u64,
     /// Packets delivered to the receiving host that its socket dropped, its buffer full.
     pub socket_drops: u64,
+    /// Bytes of whole IP packets received in each 100 ms from the run's start.
+    pub received_bytes_per_100ms: Vec<u64>,
 }
 
 /// A finished kernel run: the simulator's tables and what only the kernel world has.
@@ -622,6 +624,7 @@ fn assemble(
                 received_rate_bps: rate,
                 send_errors: o.send_errors,
                 socket_drops: o.socket_drops,
+                received_bytes_per_100ms: o.bins.clone(),
             }
         })
         .collect();

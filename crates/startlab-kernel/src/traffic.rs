@@ -498,8 +498,14 @@ pub struct UdpOutcome {
     /// received before it).
     pub settled: Option<(u64, u64)>,
     pub last_ns: Option<u64>,
+    /// Bytes (whole IP packets) received in each 100 ms from the run's start, by the kernel's
+    /// stamps (`startlab kernel accuracy --trace`).
+    pub bins: Vec<u64>,
     pub error: Option<String>,
 }
+
+/// The span of one bin of [`UdpOutcome::bins`].
+pub const RECEIVE_BIN_NS: u64 = 100_000_000;
 
 /// What a UDP receiver counted (times on the monotonic clock, from the kernel's stamps).
 #[derive(Default)]
@@ -511,6 +517,7 @@ struct UdpReceived {
     last: Option<u64>,
     settled: Option<(u64, u64)>,
     overflowed: u64,
+    bins: Vec<u64>,
 }
 
 /// The bytes of IP and UDP headers around a datagram's payload.
@@ -560,6 +567,8 @@ pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
                 let (on, off) = (job.source.start.as_nanos(), job.source.stop.as_nanos());
                 let settle_at = job.t0_ns + on + off.saturating_sub(on) / 4;
                 let mut settled: Option<(u64, u64)> = None;
+                // Bins up to the deadline: bounded by the run's length.
+                let mut bins = vec![0u64; ((deadline - job.t0_ns) / RECEIVE_BIN_NS + 1) as usize];
                 let fd = socket.as_fd().try_clone_to_owned()?;
                 while monotonic_ns() < deadline && !aborted() {
                     // A timeout comes back as None; the kernel's stamp of each arrival is
@@ -572,6 +581,10 @@ pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
                         }
                         packets += 1;
                         bytes += (n + UDP_HEADERS) as u64;
+                        let bin = (at.saturating_sub(job.t0_ns) / RECEIVE_BIN_NS) as usize;
+                        if let Some(b) = bins.get_mut(bin) {
+                            *b += (n + UDP_HEADERS) as u64;
+                        }
                         first.get_or_insert(at);
                         last = Some(at);
                     }
@@ -583,6 +596,7 @@ pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
                     last,
                     settled,
                     overflowed,
+                    bins,
                 })
             });
             rx.recv()
@@ -633,6 +647,7 @@ pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
             )
         });
         let (mut first_ns, mut last_ns, mut socket_drops, mut settled) = (None, None, 0, None);
+        let mut bins = Vec::new();
         match receiver.map(|h| h.join()) {
             Ok(Ok(Ok(got))) => {
                 source.delivered_packets = got.packets;
@@ -640,6 +655,7 @@ pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
                 (first_ns, last_ns) = (got.first, got.last);
                 socket_drops = got.overflowed;
                 settled = got.settled;
+                bins = got.bins;
             }
             Ok(Ok(Err(e))) | Err(e) => error = error.or(Some(format!("receive: {e}"))),
             Ok(Err(_)) => error = error.or(Some("the receiver thread panicked".into())),
@@ -652,6 +668,7 @@ pub fn run_udp(jobs: &[UdpJob]) -> Vec<UdpOutcome> {
             settled,
             first_ns,
             last_ns,
+            bins,
             error,
         });
     }

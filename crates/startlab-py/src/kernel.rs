@@ -63,6 +63,10 @@ fn facts_dict<'py>(py: Python<'py>, f: &KernelFacts) -> PyResult<Bound<'py, PyDi
         ud.set_item("received_rate_bps", u.received_rate_bps)?;
         ud.set_item("send_errors", u.send_errors)?;
         ud.set_item("socket_drops", u.socket_drops)?;
+        ud.set_item(
+            "received_bytes_per_100ms",
+            u.received_bytes_per_100ms.clone(),
+        )?;
         udp.append(ud)?;
     }
     d.set_item("udp", udp)?;
