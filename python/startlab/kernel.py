@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from startlab import _core
@@ -205,7 +206,7 @@ def trace_bins(path: str | os.PathLike[str], seconds: float) -> list[int]:
     mm-link repeats it: shifted by its last timestamp): 1504 bytes per opportunity, an
     opportunity at ``T`` ms counted in the bin that holds ``T``."""
     stamps: list[int] = []
-    with open(path, encoding="ascii") as f:
+    with Path(path).open(encoding="ascii") as f:
         for line in f:
             stamps.append(int(line))
     period = stamps[-1]
@@ -231,7 +232,7 @@ def trace_accuracy(
     the bytes the receiver got in each 100 ms (by the kernel's stamps) against the bytes the
     trace's opportunities offer there. The error of a bin is (received − offered) over the
     trace's mean bytes per bin; the first 200 ms (the queue building) are left out."""
-    trace = os.path.abspath(trace)
+    trace = str(Path(trace).resolve())
     offered = trace_bins(trace, seconds)
     peak_bps = max(offered) * 8 * 1e9 / BIN_NS
     doc: dict[str, Any] = {
