@@ -730,9 +730,7 @@ def _kernel_trace_accuracy(args: argparse.Namespace) -> int:
         raise UsageError("--trace-seconds must be 1 to 600")
     priority = None if args.no_realtime else 50
     check = _kernel_call(
-        lambda: kernel.trace_accuracy(
-            trace, seconds=args.trace_seconds, realtime_priority=priority
-        )
+        lambda: kernel.trace_accuracy(trace, seconds=args.trace_seconds, realtime_priority=priority)
     )
     emu = check["emulator"]
     print(
