@@ -196,3 +196,29 @@ def test_reordering_alone_loses_nothing_and_is_recovered_from() -> None:
     assert link["losses"] == 0
     flow = result.flows.row(0, named=True)
     assert flow["goodput_bps"] > 0.7 * 100e6
+
+
+@pytest.mark.parametrize("cc", ["bbr", "bbr3"])
+def test_a_probe_rtt_forced_during_a_long_startup_does_not_end_it(cc: str) -> None:
+    # On the GEO path (600 ms), BBR's Startup outlasts the 10 s min_rtt window: PROBE_RTT
+    # comes at 10.6 s, in Startup, and Startup resumes after it (bbr_reset_mode). Its end is
+    # when the pipe is full, after that, as the kernel world reads Linux's bbr. startlab's
+    # eBPF port ends it at the same moment.
+    def exit_of(cc: str) -> tuple[startlab.Result, dict[str, Any]]:
+        result = startlab.run(
+            PATHS / "geo.toml",
+            overrides=[f"flows.0.cc={cc}", "duration=25s", "topology.bottleneck.rate=75Mbps"],
+        )
+        return result, result.flows.row(0, named=True)
+
+    result, flow = exit_of(cc)
+    states = result.flow_series.filter(pl.col("model_state") == "probe-rtt")
+    assert states.height > 0
+    assert float(states["time_s"].min()) < flow["ss_exit_s"]
+    assert flow["ss_exit_reason"] in ("bbr-full-bw", "bbr-loss")
+    if cc == "bbr":
+        _, port = exit_of("bpf:bbr")
+        assert (port["ss_exit_s"], port["ss_exit_reason"]) == (
+            flow["ss_exit_s"],
+            flow["ss_exit_reason"],
+        )

@@ -9,7 +9,7 @@
  * Hooks (MODEL_OPS, the struct_ops startlab_model, which has cong_control and no cong_avoid):
  * init = bbr_init; ssthresh = bbr_ssthresh (saves cwnd, ssthresh unchanged); cong_control =
  * bbr_main; set_state = bbr_set_state (Loss); cwnd_event = bbr_cwnd_event (TX_START while
- * application-limited); undo_cwnd = bbr_undo_cwnd; in_startup = mode is Startup.
+ * application-limited); undo_cwnd = bbr_undo_cwnd; in_startup = until full_bw_reached.
  *
  * The arithmetic is the kernel's and the model's: bandwidth in packets/us << 24, gains in 1/256
  * (the configuration's Q32.32 gains rounded to the nearest 1/256, as the model rounds them),
@@ -724,9 +724,10 @@ static __u32 bbr_undo_cwnd(BBR_ARGS)
 	return ca->tp->snd_cwnd;
 }
 
+/* Until the pipe is full: a PROBE_RTT forced during a long Startup returns to it. */
 static bool bbr_in_startup(BBR_ARGS)
 {
-	return st->mode == BBR_STARTUP;
+	return !st->full_bw_reached;
 }
 
 MODEL_OPS(bbr) = {

@@ -10,7 +10,7 @@
  * init = bbr_init; ssthresh = bbr_ssthresh (saves cwnd and the bounds for undo, ssthresh
  * unchanged); cong_control = bbr_main; set_state = bbr_set_state (Loss, and leaving it);
  * cwnd_event = bbr_cwnd_event (TX_START while application-limited); undo_cwnd = bbr_undo_cwnd;
- * in_startup = mode is Startup.
+ * in_startup = until full_bw_reached.
  *
  * Signals: only the model's `signals = "mainline"`, what a struct_ops program has on mainline
  * Linux 6.18, which lacks v3's rs->tx_in_flight, rs->lost and the skb_marked_lost hook. A loss
@@ -1255,9 +1255,11 @@ static __u32 bbr3_undo_cwnd(BBR3_ARGS)
 	return st->prior_cwnd;
 }
 
+/* Until the pipe is full or Startup's losses say so: a PROBE_RTT forced during a long
+ * Startup returns to it. */
 static bool bbr3_in_startup(BBR3_ARGS)
 {
-	return st->mode == BBR3_STARTUP;
+	return !st->full_bw_reached;
 }
 
 MODEL_OPS(bbr3) = {

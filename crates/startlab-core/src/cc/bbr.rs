@@ -939,8 +939,12 @@ impl CongestionControl for Bbr {
         true
     }
 
+    /// Until the pipe is full (`bbr_full_bw_reached`), as the kernel world reads Linux's bbr
+    /// (`bbr_check_drain` makes ssthresh finite): a PROBE_RTT that a 10-second-old min_rtt
+    /// forces during a long Startup (`bbr_update_min_rtt`) returns to Startup
+    /// (`bbr_reset_mode`), and does not end it.
     fn in_startup(&self, _tcb: &Tcb) -> bool {
-        self.mode == BbrMode::Startup
+        !self.full_bw_reached
     }
 
     fn seed(&mut self, mut rng: Rng) {

@@ -1467,8 +1467,10 @@ impl CongestionControl for Bbr3 {
         true
     }
 
+    /// Until the pipe is full or Startup's losses say so (`bbr_full_bw_reached`): a PROBE_RTT
+    /// forced during a long Startup returns to it (`bbr_exit_probe_rtt` → `bbr_reset_mode`).
     fn in_startup(&self, _tcb: &Tcb) -> bool {
-        self.mode == Mode::Startup
+        !self.full_bw_reached
     }
 
     fn seed(&mut self, mut rng: Rng) {
