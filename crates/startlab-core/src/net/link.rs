@@ -126,9 +126,13 @@ pub struct Link {
     placeholders: usize,
     /// The running state of `params.variation`.
     varying: Option<Box<Varying>>,
+    /// A FIFO whose rate, delay and loss are constant: the enqueue of `Link::enqueue` itself
+    /// (set when the link is built; its parameters do not change afterwards).
+    plain: bool,
     /// Packets held longer on the wire by reordering, in their own arrival order: the link's
     /// next arrival is the earlier of this queue's head and `pipe`'s.
-    detour: VecDeque<InFlight>,
+    /// (None on a link that does not reorder: its hot path checks only that.)
+    detour: Option<VecDeque<InFlight>>,
     /// Scratch for an AQM's decisions.
     verdicts: Verdicts,
     /// An AQM's drops, and packets it sent that the wire lost, not yet taken by the caller:
@@ -140,6 +144,12 @@ impl Link {
     pub fn new(from: NodeId, to: NodeId, params: LinkParams, rng: Rng) -> Self {
         // Its own stream, drawn from the link's without consuming it: a link that varies
         // keeps the loss draws of the same link that does not.
+        let plain = params.variation.is_none() && !matches!(params.discipline, Discipline::Aqm(_));
+        let detour = params
+            .variation
+            .as_deref()
+            .is_some_and(|v| v.reorder.is_some())
+            .then(VecDeque::new);
         let varying = params
             .variation
             .as_deref()
@@ -158,8 +168,9 @@ impl Link {
             sojourns: Sojourns::default(),
             scripted_losses: Vec::new(),
             placeholders: 0,
+            plain,
             varying,
-            detour: VecDeque::new(),
+            detour,
             verdicts: Verdicts::default(),
             discarded: Vec::new(),
         }
@@ -241,16 +252,13 @@ impl Link {
     /// Offers `packet` to the link at `now`. `seq` is the event-order number reserved for its
     /// arrival (see `EventQueue::reserve_seq`).
     pub fn enqueue(&mut self, now: Time, packet: Packet, seq: u64) -> Admission {
-        if self.is_aqm() {
-            return self.enqueue_aqm(now, packet, seq);
+        if !self.plain {
+            return self.enqueue_special(now, packet, seq);
         }
         let occ = self.fifo_occupancy(now);
         if !self.params.discipline.admit(&occ, packet.wire_bytes, now) {
             self.stats.drops += 1;
             return Admission::Dropped;
-        }
-        if self.varying.is_some() {
-            return self.enqueue_varying(now, packet, seq);
         }
         let start = self.busy_until.max(now);
         let tx = self.params.rate.transmit_time(packet.wire_bytes as u64);
@@ -283,8 +291,23 @@ impl Link {
         }
     }
 
+    /// [`Self::enqueue`] on an AQM's link, or a FIFO's that varies.
+    #[inline(never)]
+    fn enqueue_special(&mut self, now: Time, packet: Packet, seq: u64) -> Admission {
+        if self.is_aqm() {
+            return self.enqueue_aqm(now, packet, seq);
+        }
+        let occ = self.fifo_occupancy(now);
+        if !self.params.discipline.admit(&occ, packet.wire_bytes, now) {
+            self.stats.drops += 1;
+            return Admission::Dropped;
+        }
+        self.enqueue_varying(now, packet, seq)
+    }
+
     /// A FIFO's admitted packet on a link that varies: the same steps as a constant link's,
     /// with its start, finish, delay and loss from the schedules.
+    #[cold]
     #[inline(never)]
     fn enqueue_varying(&mut self, now: Time, packet: Packet, seq: u64) -> Admission {
         let (start, finish) = self.transmission(now, packet.wire_bytes);
@@ -344,7 +367,6 @@ impl Link {
             });
             return arrival;
         };
-        let late = in_order(&self.detour, later(arrival, extra));
         if self.is_aqm() {
             self.placeholders += 1;
             self.pipe.push_back(InFlight {
@@ -353,7 +375,9 @@ impl Link {
                 packet,
             });
         }
-        self.detour.push_back(InFlight {
+        let queue = self.detour.as_mut().expect("a reordering link's detour");
+        let late = in_order(queue, later(arrival, extra));
+        queue.push_back(InFlight {
             arrival: late,
             seq,
             packet,
@@ -448,6 +472,7 @@ impl Link {
 
     /// An AQM's packet, dequeued at `at`, sent on a link that varies. It was ready since it
     /// was enqueued (a trace's leftover bytes may serve it).
+    #[cold]
     #[inline(never)]
     fn send_varying(&mut self, at: Time, item: Queued) {
         let (start, finish) = self.transmission(item.enqueued.min(at), item.packet.wire_bytes);
@@ -497,7 +522,10 @@ impl Link {
     /// Whether the next packet to arrive came out of `detour` rather than `pipe`.
     #[inline]
     fn detour_first(&self) -> bool {
-        match (self.detour.front(), self.pipe.front()) {
+        let Some(detour) = self.detour.as_ref() else {
+            return false;
+        };
+        match (detour.front(), self.pipe.front()) {
             (None, _) => false,
             (Some(_), None) => true,
             (Some(d), Some(p)) => (d.arrival, d.seq) < (p.arrival, p.seq & !LOST),
@@ -519,8 +547,22 @@ impl Link {
     /// [`Self::head_delivered`] for a placeholder.
     #[inline]
     pub fn pop_arrival(&mut self, now: Time) -> Packet {
+        if self.detour.is_some() || self.is_aqm() {
+            return self.pop_arrival_slow(now);
+        }
+        // A FIFO that does not reorder: the pipe's head, never a placeholder.
+        self.pipe
+            .pop_front()
+            .expect("link arrival without a packet in flight")
+            .packet
+    }
+
+    /// [`Self::pop_arrival`] on an AQM's link (placeholders, the queue served) or one that
+    /// reorders (the earlier of two heads).
+    #[inline(never)]
+    fn pop_arrival_slow(&mut self, now: Time) -> Packet {
         let queue = if self.detour_first() {
-            &mut self.detour
+            self.detour.as_mut().expect("a detour")
         } else {
             &mut self.pipe
         };
@@ -540,16 +582,21 @@ impl Link {
     #[inline]
     pub fn next_arrival(&self) -> Option<(Time, u64)> {
         if self.detour_first() {
-            return self.detour.front().map(|f| (f.arrival, f.seq));
+            return self
+                .detour
+                .as_ref()
+                .and_then(|d| d.front())
+                .map(|f| (f.arrival, f.seq));
         }
         self.pipe.front().map(|f| (f.arrival, f.seq & !LOST))
     }
 
     /// Whether the head packet arrives at `now`: an event of a reordering link may have been
-    /// overtaken by a packet that arrives earlier, and then it finds nothing due.
+    /// overtaken by a packet that arrives earlier, and then it finds nothing due (a link that
+    /// does not reorder always has its head due at its event).
     #[inline]
     pub fn head_due(&self, now: Time) -> bool {
-        self.next_arrival().is_some_and(|(t, _)| t == now)
+        self.detour.is_none() || self.next_arrival().is_some_and(|(t, _)| t == now)
     }
 
     /// The rate and propagation delay in force at `now` (the schedules', for a link that
@@ -660,7 +707,7 @@ impl Link {
             Discipline::Aqm(q) => q.len() as usize,
             _ => 0,
         };
-        self.pipe.len() - self.placeholders + self.detour.len() + held
+        self.pipe.len() - self.placeholders + self.detour.as_ref().map_or(0, |d| d.len()) + held
     }
 }
 
