@@ -132,9 +132,7 @@ impl Recorder {
             w.at_from = link.usage(now);
         } else if now == w.to {
             let at_to = link.usage(now);
-            let mut at_from = w.at_from;
-            at_from.at = w.from;
-            w.utilization = Some(Link::utilization_between(&at_from, &at_to));
+            w.utilization = Some(Link::utilization_between(&w.at_from, &at_to));
         }
     }
 

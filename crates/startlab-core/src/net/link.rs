@@ -670,15 +670,6 @@ impl Link {
             .saturating_sub(self.busy_until.saturating_since(now))
     }
 
-    /// Fraction of [from, to] the transmitter was busy.
-    pub fn utilization(&self, from_busy: Duration, from: Time, to: Time) -> f64 {
-        let span = to.saturating_since(from).as_nanos();
-        if span == 0 {
-            return 0.0;
-        }
-        self.busy_time(to).saturating_sub(from_busy).as_nanos() as f64 / span as f64
-    }
-
     /// Counters as of `now`: packets admitted but not yet started are not counted as forwarded.
     /// The sojourn times so far; call after [`Link::stats_at`] for the same instant.
     pub fn sojourns(&self) -> &Sojourns {
