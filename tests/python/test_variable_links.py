@@ -149,6 +149,11 @@ BAD = [
         "more than 0s",
     ),
     ('rate = "10Mbps", reverse_jitter = "2min"', "topology.bottleneck.reverse_jitter", "60s"),
+    (
+        'rate = { steps = [["0s", "0bps"], ["1s", "10Mbps"]] }',
+        "topology.bottleneck.rate",
+        "no size",
+    ),
 ]
 
 

@@ -58,6 +58,12 @@ pub fn fill(t: &Topology, tcp: &FilledTcp) -> Result<(FilledTopology, Bdp), Scen
         None => first_path_rtt(&shape, &bottleneck, &access),
     };
     let packets = bottleneck.rate.bytes_in(rtt) as f64 / tcp.segment_bytes() as f64;
+    if bottleneck.rate.bps() == 0 && matches!(bottleneck.queue.limit(), QueueLimit::Bdp(_)) {
+        return Err(err(
+            "topology.bottleneck.rate",
+            "the rate at 0s is 0bps, so a BDP (the queue's limit) has no size: give the queue a limit in packets, or start the schedule above 0bps",
+        ));
+    }
     let filled = FilledTopology {
         shape: shape.in_packets(packets),
         bottleneck: bottleneck.in_packets(packets),
