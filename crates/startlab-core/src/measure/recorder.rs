@@ -197,7 +197,7 @@ impl Recorder {
         let occ = link.occupancy(now);
         let stats = link.stats_at(now);
         let (rate, delay) = link.scheduled(now);
-        let offered_bytes = link.usage(now).offered_bytes;
+        let usage = link.usage(now);
         let sojourns = link.sojourns();
         let (total, counted) = std::mem::replace(
             &mut self.last_sojourn[l as usize],
@@ -211,11 +211,11 @@ impl Recorder {
             queue_bytes: occ.bytes,
             drops: stats.drops,
             losses: stats.losses,
-            busy_ns: link.busy_time(now).as_nanos() as i64,
+            busy_ns: usage.busy.as_nanos() as i64,
             rate_bps: rate.bps_f64(),
             delay_ns: delay.as_nanos() as i64,
             sent_bytes: stats.forwarded_bytes,
-            offered_bytes,
+            offered_bytes: usage.offered_bytes,
             marks: stats.marks,
             sojourn_ns: (new > 0)
                 .then(|| (sojourns.total().saturating_sub(total).as_nanos() / new) as i64),

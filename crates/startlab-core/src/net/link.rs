@@ -255,9 +255,7 @@ impl Link {
         if !self.plain {
             return self.enqueue_special(now, packet, seq);
         }
-        let occ = self.fifo_occupancy(now);
-        if !self.params.discipline.admit(&occ, packet.wire_bytes, now) {
-            self.stats.drops += 1;
+        if !self.fifo_admits(now, packet.wire_bytes) {
             return Admission::Dropped;
         }
         let start = self.busy_until.max(now);
@@ -297,12 +295,21 @@ impl Link {
         if self.is_aqm() {
             return self.enqueue_aqm(now, packet, seq);
         }
-        let occ = self.fifo_occupancy(now);
-        if !self.params.discipline.admit(&occ, packet.wire_bytes, now) {
-            self.stats.drops += 1;
+        if !self.fifo_admits(now, packet.wire_bytes) {
             return Admission::Dropped;
         }
         self.enqueue_varying(now, packet, seq)
+    }
+
+    /// A FIFO discipline's verdict on `bytes` arriving at `now` (a refusal counted as a drop).
+    #[inline(always)]
+    fn fifo_admits(&mut self, now: Time, bytes: u32) -> bool {
+        let occ = self.fifo_occupancy(now);
+        let admitted = self.params.discipline.admit(&occ, bytes, now);
+        if !admitted {
+            self.stats.drops += 1;
+        }
+        admitted
     }
 
     /// A FIFO's admitted packet on a link that varies: the same steps as a constant link's,
@@ -475,9 +482,10 @@ impl Link {
     #[cold]
     #[inline(never)]
     fn send_varying(&mut self, at: Time, item: Queued) {
-        let (start, finish) = self.transmission(item.enqueued.min(at), item.packet.wire_bytes);
-        let start = start.max(at);
-        let finish = finish.max(start);
+        // The transmitter frees at `at` (or was idle and `at` is the enqueue), so the
+        // transmission starts at `at`; a trace's leftover bytes may serve it, since it waited.
+        let (start, finish) = self.transmission(item.enqueued, item.packet.wire_bytes);
+        debug_assert!(start >= at && finish >= start, "{start} {finish} {at}");
         self.busy_until = finish;
         self.busy_total += finish.saturating_since(start);
         let v = self.varying.as_deref_mut().expect("a varying link");

@@ -271,11 +271,12 @@ fn schedule<S: Clone, T: Checked>(
         });
     }
     if let Some(file) = &spec.csv {
-        check_csv::<T>(std::path::Path::new(file), period)
+        let (_, first) = check_csv::<T>(std::path::Path::new(file), period)
             .map_err(|e| file_error(path, "csv", file, e))?;
         return Ok(Schedule::Csv {
             path: Arc::new(PathBuf::from(file)),
             period,
+            first,
         });
     }
     let w = spec.walk.as_ref().expect("one of three");
@@ -316,12 +317,13 @@ fn schedule<S: Clone, T: Checked>(
     })
 }
 
-/// Fields only some values have, refused elsewhere.
-fn refuse(spec_has: bool, path: &str, field: &str, why: &str) -> Result<(), ScenarioError> {
-    if spec_has {
-        return Err(err(format!("{path}.{field}"), why.to_string()));
+/// Fields only some values have, refused elsewhere: the first of `fields` (given?, name) that
+/// is given, with `why`.
+fn refuse(fields: &[(bool, &str)], path: &str, why: &str) -> Result<(), ScenarioError> {
+    match fields.iter().find(|(given, _)| *given) {
+        Some((_, field)) => Err(err(format!("{path}.{field}"), why.to_string())),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// A direction's capacity, if its rate is a schedule; the rate at 0 (a trace's mean) for BDPs.
@@ -331,25 +333,21 @@ pub fn capacity(v: &RateValue, path: &str) -> Result<(Rate, Option<Capacity>), S
         Varies::Schedule(s) => s,
     };
     refuse(
-        spec.gilbert.is_some(),
+        &[(spec.gilbert.is_some(), "gilbert")],
         path,
-        "gilbert",
         "gilbert is a loss model, not a rate",
     )?;
     if let Some(file) = &spec.trace {
-        for (has, field) in [
-            (spec.steps.is_some(), "steps"),
-            (spec.csv.is_some(), "csv"),
-            (spec.walk.is_some(), "walk"),
-            (spec.period.is_some(), "period"),
-        ] {
-            refuse(
-                has,
-                path,
-                field,
-                "a trace is its own schedule: give trace alone (and repeat)",
-            )?;
-        }
+        refuse(
+            &[
+                (spec.steps.is_some(), "steps"),
+                (spec.csv.is_some(), "csv"),
+                (spec.walk.is_some(), "walk"),
+                (spec.period.is_some(), "period"),
+            ],
+            path,
+            "a trace is its own schedule: give trace alone (and repeat)",
+        )?;
         let (count, last_ms) = check_trace(std::path::Path::new(file))
             .map_err(|e| file_error(path, "trace", file, e))?;
         let mean_bps = count as f64 * 1504.0 * 8.0 / (last_ms as f64 / 1e3);
@@ -371,9 +369,8 @@ pub fn capacity(v: &RateValue, path: &str) -> Result<(Rate, Option<Capacity>), S
         ));
     }
     refuse(
-        spec.repeat.is_some(),
+        &[(spec.repeat.is_some(), "repeat")],
         path,
-        "repeat",
         "repeat is for a trace",
     )?;
     let s = schedule(spec, path, |r: &LevelRateText| r.0)?;
@@ -402,13 +399,15 @@ pub fn delay(
         Varies::Fixed(d) => return Ok((d.0, None)),
         Varies::Schedule(s) => s,
     };
-    for (has, field) in [
-        (spec.trace.is_some(), "trace"),
-        (spec.repeat.is_some(), "repeat"),
-        (spec.gilbert.is_some(), "gilbert"),
-    ] {
-        refuse(has, path, field, "not for a delay (steps, csv or walk)")?;
-    }
+    refuse(
+        &[
+            (spec.trace.is_some(), "trace"),
+            (spec.repeat.is_some(), "repeat"),
+            (spec.gilbert.is_some(), "gilbert"),
+        ],
+        path,
+        "not for a delay (steps, csv or walk)",
+    )?;
     let s = schedule(spec, path, |d: &DurationText| d.0)?;
     Ok((s.initial(), Some(s)))
 }
@@ -425,17 +424,14 @@ pub fn loss(v: &LossValue, path: &str) -> Result<Loss, ScenarioError> {
         }
         Varies::Schedule(s) => s,
     };
-    for (has, field) in [
-        (spec.trace.is_some(), "trace"),
-        (spec.repeat.is_some(), "repeat"),
-    ] {
-        refuse(
-            has,
-            path,
-            field,
-            "not for a loss (steps, csv, walk or gilbert)",
-        )?;
-    }
+    refuse(
+        &[
+            (spec.trace.is_some(), "trace"),
+            (spec.repeat.is_some(), "repeat"),
+        ],
+        path,
+        "not for a loss (steps, csv, walk or gilbert)",
+    )?;
     if let Some(g) = spec.gilbert {
         if spec.steps.is_some()
             || spec.csv.is_some()

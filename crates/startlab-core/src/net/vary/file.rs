@@ -260,15 +260,16 @@ fn csv_step<T: Level>(line: &str, number: u64) -> Result<Option<(Duration, T)>, 
 }
 
 /// Checks a CSV step file: the first step at 0, times strictly increasing, every value valid,
-/// and, with a period, every time below it. Returns the number of steps.
-pub fn check_csv<T: Level>(path: &Path, period: Option<Duration>) -> Result<u64, TraceError> {
+/// and, with a period, every time below it. Returns the number of steps and the first value.
+pub fn check_csv<T: Level>(path: &Path, period: Option<Duration>) -> Result<(u64, T), TraceError> {
     let mut lines = Lines::open(path)?;
-    let (mut count, mut last) = (0u64, None::<Duration>);
+    let (mut count, mut last, mut first) = (0u64, None::<Duration>, None::<T>);
     while let Some(line) = lines.next() {
         let (n, line) = line?;
-        let Some((at, _)) = csv_step::<T>(line, n)? else {
+        let Some((at, value)) = csv_step::<T>(line, n)? else {
             continue;
         };
+        first.get_or_insert(value);
         match last {
             None if !at.is_zero() => {
                 return Err(TraceError::at(
@@ -297,22 +298,10 @@ pub fn check_csv<T: Level>(path: &Path, period: Option<Duration>) -> Result<u64,
         last = Some(at);
         count += 1;
     }
-    if count == 0 {
-        return Err(TraceError::at(0, "no steps: expected lines of TIME,VALUE"));
+    match first {
+        Some(first) => Ok((count, first)),
+        None => Err(TraceError::at(0, "no steps: expected lines of TIME,VALUE")),
     }
-    Ok(count)
-}
-
-/// The first value of a CSV step file, if it has one.
-pub(super) fn first_value<T: Level>(path: &Path) -> Option<T> {
-    let mut lines = Lines::open(path).ok()?;
-    while let Some(line) = lines.next() {
-        let (n, line) = line.ok()?;
-        if let Some((_, v)) = csv_step::<T>(line, n).ok()? {
-            return Some(v);
-        }
-    }
-    None
 }
 
 /// A CSV step file's steps, streamed, repeating every `period` if given.

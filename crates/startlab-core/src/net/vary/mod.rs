@@ -100,6 +100,8 @@ pub enum Schedule<T> {
     Csv {
         path: Arc<PathBuf>,
         period: Option<Duration>,
+        /// Its first value, read when the file was checked ([`check_csv`]).
+        first: T,
     },
     /// Starts at `start`; every `every`, moves by a uniform draw in [-step, +step], reflected
     /// into [min, max]. Seeded by the link's own stream.
@@ -125,7 +127,7 @@ impl<T: Level> Schedule<T> {
     pub fn initial(&self) -> T {
         match self {
             Schedule::Steps { steps, .. } => steps[0].1,
-            Schedule::Csv { path, .. } => file::first_value(path).unwrap_or(T::from_f64(0.0)),
+            Schedule::Csv { first, .. } => *first,
             Schedule::Walk { start, .. } => *start,
         }
     }
@@ -139,7 +141,7 @@ impl<T: Level> Schedule<T> {
                 next: 0,
                 offset: Duration::ZERO,
             },
-            Schedule::Csv { path, period } => {
+            Schedule::Csv { path, period, .. } => {
                 Source::Csv(Box::new(file::CsvSteps::open(path, *period)))
             }
             Schedule::Walk {

@@ -250,12 +250,15 @@ fn malformed_traces_are_refused_with_their_line() {
 #[test]
 fn csv_steps_are_streamed_and_checked() {
     let f = TempFile::new("csv", "# time,rate\n0s,10Mbps\n1.5s,0bps\n2s,20Mbps\n");
-    assert_eq!(check_csv::<Rate>(&f.0, Some(Duration::from_secs(3))), Ok(3));
+    assert_eq!(
+        check_csv::<Rate>(&f.0, Some(Duration::from_secs(3))),
+        Ok((3, Rate::from_mbps(10)))
+    );
     let s: Schedule<Rate> = Schedule::Csv {
         path: Arc::new(f.0.clone()),
         period: Some(Duration::from_secs(3)),
+        first: Rate::from_mbps(10),
     };
-    assert_eq!(s.initial(), Rate::from_mbps(10));
     let mut c = s.cursor(&rng());
     assert_eq!(c.segment(ms(1000)), (Rate::from_mbps(10), Some(ms(1500))));
     assert_eq!(c.at(ms(1600)), Rate::from_bps(0));
