@@ -25,8 +25,11 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 __all__ = ["TABLES", "Result", "jain_index", "run", "schema_markdown"]
 
-TABLES = ("flow_series", "queue_series", "flows", "links", "windows")
+TABLES = ("flow_series", "queue_series", "flows", "links", "windows", "requests")
 """The tables of a run, in the order they are written."""
+
+_OPTIONAL_TABLES = ("requests",)
+"""Tables a run directory written before they existed lacks: read as empty."""
 
 NS_PER_S = 1_000_000_000
 
@@ -141,6 +144,9 @@ class Result:
     """One row per link direction: configuration, totals, utilization over the whole run."""
     windows: pl.DataFrame
     """The exact utilization windows requested by ``[[measure.window]]``."""
+    requests: pl.DataFrame
+    """One row per response of a connection whose application writes them one at a time
+    (a flow's ``requests``): size, start, completion, the window it started with."""
     phase_names: tuple[str, ...] = field(default=())
     """The categories of ``flow_series["phase"]``."""
     world: str = "simulator"
@@ -172,6 +178,7 @@ class Result:
             flows=_with_seconds(tables["flows"], "start", "ss_exit", "completion"),
             links=links,
             windows=_with_seconds(tables["windows"], "from", "to"),
+            requests=_with_seconds(tables["requests"], "start", "completion", "idle"),
             phase_names=names,
             warnings=tuple(output["warnings"]),
             world="kernel" if "kernel" in output else "simulator",
@@ -185,13 +192,20 @@ class Result:
         if not directory.is_dir():
             raise FileNotFoundError(f"{directory}: no such run directory")
         missing = [
-            f"{name}.parquet" for name in TABLES if not (directory / f"{name}.parquet").is_file()
+            f"{name}.parquet"
+            for name in TABLES
+            if name not in _OPTIONAL_TABLES and not (directory / f"{name}.parquet").is_file()
         ]
         if missing:
             raise FileNotFoundError(
                 f"{directory}: not a run directory (missing {', '.join(missing)})"
             )
-        frames = {name: pl.read_parquet(directory / f"{name}.parquet") for name in TABLES}
+        frames = {
+            name: pl.read_parquet(directory / f"{name}.parquet")
+            if (directory / f"{name}.parquet").is_file()
+            else _with_seconds(_table(name, {}), "start", "completion", "idle")
+            for name in TABLES
+        }
         scenario: dict[str, Any] = {}
         if (directory / "scenario.toml").is_file():
             scenario = tomllib.loads((directory / "scenario.toml").read_text("utf-8"))

@@ -733,3 +733,39 @@ def test_a_kernel_run_that_fails_says_so_in_one_line_with_status_1(
     assert err == (
         "startlab: error: the kernel run failed: loading the eBPF controller: Invalid argument\n"
     )
+
+
+@pytest.mark.kernel
+def test_responses_written_one_at_a_time_restart_alike_in_both_worlds(
+    tmp_path: Path, kernel_world: None
+) -> None:
+    # A server answering requests on one connection (docs/scenario.md, `requests`): the same
+    # drawn sizes in both worlds, each response written 1.5 s after the previous one was
+    # acknowledged, long enough for the window to restart (tcp_slow_start_after_idle). The
+    # Linux stack follows the kernel: the same restarts, the same starting windows, and
+    # completions within 15 % (a few ms of an RTT of 40 ms; docs/kernel.md's tolerance).
+    flows = [
+        {
+            "cc": "cubic",
+            "requests": {
+                "count": 3,
+                "size": {"distribution": "exponential", "mean": "150KB"},
+                "think": "1.5s",
+            },
+        }
+    ]
+    path = scenario(
+        tmp_path / "r.toml",
+        flows,
+        topology=HUNDRED_MBIT_40MS,
+        duration="6s",
+        tcp={"stack": "linux"},
+    )
+    kernel = startlab.kernel.run(path).requests.sort("request")
+    sim = startlab.run(path).requests.sort("request")
+    assert kernel.height == sim.height == 3
+    assert kernel["bytes"].to_list() == sim["bytes"].to_list()
+    assert kernel["restarted"].to_list() == sim["restarted"].to_list() == [0, 1, 1]
+    assert kernel["start_cwnd"].to_list() == sim["start_cwnd"].to_list()
+    for k, s in zip(kernel.rows(named=True), sim.rows(named=True), strict=True):
+        assert k["completion_s"] == pytest.approx(s["completion_s"], rel=0.15), (k, s)

@@ -226,7 +226,16 @@ def test_plots_are_written_without_pyplot(result: Result, tmp_path: Path):
 
 
 def test_every_table_has_exactly_the_columns_the_core_declares(result: Result) -> None:
-    derived = {"time_s", "start_s", "ss_exit_s", "completion_s", "from_s", "to_s", "link_name"}
+    derived = {
+        "time_s",
+        "start_s",
+        "ss_exit_s",
+        "completion_s",
+        "from_s",
+        "to_s",
+        "idle_s",
+        "link_name",
+    }
     for table in startlab.schema():
         frame = getattr(result, table["name"])
         declared = [c["name"] for c in table["columns"]]

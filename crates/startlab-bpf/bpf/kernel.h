@@ -105,6 +105,7 @@ struct tcp_sock {
 	__u8 ecn_flags;     /* TCP_ECN_OK, TCP_ECN_QUEUE_CWR, TCP_ECN_DEMAND_CWR (tcp_ecn.h) */
 	__u32 delivered_ce; /* segments delivered with an ECN echo (tcp_count_delivered) */
 	__u32 rcv_nxt;      /* what the receiver expects next */
+	__u32 lsndtime;     /* tcp_jiffies32 at the last data transmission (tcp_event_data_sent) */
 } __PRESERVE;
 
 /* include/net/tcp_ecn.h (6.18: TCP_ECN_OK is spelt TCP_ECN_MODE_RFC3168) */

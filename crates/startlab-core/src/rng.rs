@@ -14,6 +14,7 @@ pub mod streams {
     pub const QUEUE: u64 = 2 << 32;
     pub const SOURCE: u64 = 3 << 32;
     pub const CONTROLLER: u64 = 4 << 32;
+    pub const APPLICATION: u64 = 5 << 32;
 }
 
 #[derive(Clone, Debug)]

@@ -16,14 +16,17 @@ use crate::cc::controller::ControllerFactory;
 use crate::cc::Phase;
 pub use crate::measure::recorder::MeasureSpec;
 use crate::measure::recorder::{self, TcpFlowFacts};
-use crate::measure::{Flows, Recorder, Report, RunStats};
+use crate::measure::{Flows, Recorder, Report, Requests, RunStats};
 use crate::net::{Admission, FlowId, LinkId, Network, NodeId, Packet, PacketKind, NO_ROUTE};
 use crate::rng::{streams, Rng};
-use crate::scenario::resolved::{ResolvedScenario, Traffic};
+use crate::scenario::resolved::{RequestPlan, ResolvedScenario, Traffic};
 use crate::sim::EventQueue;
 use crate::tcp::{FlowSize, Outbox, TcpConfig, TcpReceiver, TcpSender};
 use crate::time::{Duration, Time};
-use crate::traffic::{arrivals_stream, source_stream, ArrivalDraws, SizeDistribution, UdpSource};
+use crate::traffic::{
+    arrivals_stream, requests_stream, source_stream, ArrivalDraws, RequestDraws, SizeDistribution,
+    UdpSource,
+};
 
 /// A TCP connection to create.
 #[derive(Clone, Debug)]
@@ -39,6 +42,8 @@ pub struct TcpFlowSpec {
     pub stop: Option<Time>,
     /// Builds the connection's controller.
     pub controller: ControllerFactory,
+    /// An application that writes responses one at a time (`size` is then ignored).
+    pub requests: Option<RequestPlan>,
 }
 
 /// Poisson arrivals of finite TCP connections built from `template`.
@@ -132,6 +137,7 @@ impl Simulation {
                             start: c.start,
                             stop: c.stop,
                             controller: controller.clone(),
+                            requests: c.requests,
                         });
                     }
                 }
@@ -153,6 +159,7 @@ impl Simulation {
                         start,
                         stop: None,
                         controller,
+                        requests: None,
                     },
                     mean_interarrival,
                     start,
@@ -250,7 +257,7 @@ impl Simulation {
             cfg.ecn = true;
             cfg.ecn_ca = true;
         }
-        let sender = TcpSender::new(
+        let mut sender = TcpSender::new(
             id,
             spec.src,
             spec.dst,
@@ -259,7 +266,14 @@ impl Simulation {
             cc,
             spec.start,
         );
-        let receiver = TcpReceiver::new(id, spec.dst, spec.src, cfg, spec.size);
+        let mut receiver_size = spec.size;
+        if let Some(r) = spec.requests {
+            let rng = requests_stream(self.seed, r.entry, r.copy);
+            sender = sender.with_requests(RequestDraws::new(r.spec, rng));
+            // The receiver learns each response's end from its short last segment.
+            receiver_size = FlowSize::UNLIMITED;
+        }
+        let receiver = TcpReceiver::new(id, spec.dst, spec.src, cfg, receiver_size);
         self.flows.push(Slot::Tcp(Box::new(TcpFlow {
             sender,
             receiver,
@@ -597,6 +611,12 @@ impl Simulation {
             });
         }
         let links = recorder::link_summaries(&mut self.net, end);
+        let mut requests = Requests::default();
+        for (i, slot) in self.flows.iter().enumerate() {
+            if let Slot::Tcp(t) = slot {
+                recorder::request_rows(i as FlowId, &t.label, &t.sender, end, &mut requests);
+            }
+        }
         let stats = RunStats {
             events: self.events_processed,
             packets_forwarded: links.forwarded_packets.iter().sum(),
@@ -626,6 +646,7 @@ impl Simulation {
             flows,
             links,
             windows,
+            requests,
             stats,
             errors,
         }

@@ -11,6 +11,7 @@ use serde_json::Value;
 use startlab_bpf::{ControllerSpec, Controllers};
 use startlab_core::cc::bpf::BpfFactory;
 use startlab_core::cc::controller::{Algorithm, ControllerFactory};
+use startlab_core::scenario::resolved::RequestPlan;
 use startlab_core::scenario::{ResolvedScenario, ScenarioError, Traffic};
 use startlab_core::tcp::{
     AckPolicy, FlowSize, LossDetection, Pacing, Recovery, RtoAlgorithm, Stack, TcpConfig,
@@ -37,6 +38,9 @@ pub struct Connection {
     pub stop: Duration,
     /// `None`: as much as it can until `stop`.
     pub bytes: Option<u64>,
+    /// An application that writes responses one at a time (drawn from the simulator's stream
+    /// of the same seed).
+    pub requests: Option<RequestPlan>,
     /// Linux's internal pacing, switched on with `SO_MAX_PACING_RATE` (`tcp.pacing = "linux"`).
     pub paced: bool,
     /// The eBPF controller it runs (an index into [`KernelPlan::controllers`]), if not a
@@ -105,6 +109,8 @@ pub struct HostTcp {
     /// `net.ipv4.tcp_ecn` = 1 (ask for ECN and accept it); otherwise Linux's 2 (accept it
     /// only when asked), which, the other end not asking, leaves the connection without ECN.
     pub ecn: bool,
+    /// `net.ipv4.tcp_slow_start_after_idle` (`tcp.restart_after_idle`).
+    pub slow_start_after_idle: bool,
 }
 
 impl HostTcp {
@@ -120,6 +126,7 @@ impl HostTcp {
         quickack: false,
         pacing_ratios: (200, 120),
         ecn: false,
+        slow_start_after_idle: true,
     };
 }
 
@@ -597,6 +604,7 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
             start: Duration::ZERO,
             stop: s.duration,
             bytes: None,
+            requests: None,
             paced: matches!(cfg.pacing, Pacing::Linux { .. }),
             program: match controller.algorithm() {
                 Algorithm::UserObject { object, .. } => Some(object.name().to_string()),
@@ -620,6 +628,7 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
                         start: c.start - startlab_core::Time::ZERO,
                         stop: c.stop.map_or(s.duration, |t| t - startlab_core::Time::ZERO),
                         bytes: c.size.total_bytes(cfg.mss_bytes),
+                        requests: c.requests.clone(),
                         ..template.clone()
                     });
                     flow += 1;
@@ -795,6 +804,7 @@ fn host_tcp(at: &str, cfg: &TcpConfig) -> Result<HostTcp, ScenarioError> {
         quickack: !cfg.delayed_ack,
         pacing_ratios: ((ss * 100.0).round() as u32, (ca * 100.0).round() as u32),
         ecn: cfg.ecn,
+        slow_start_after_idle: cfg.restart_after_idle,
     })
 }
 

@@ -13,7 +13,7 @@ use crate::bpf::{ObjectImage, Registered, ECN_ECHO_NAME};
 use crate::counters::{hystart_between, netstat, sample_hystart};
 use crate::diag::{self, DiagReading};
 use crate::guard::{RunLock, LOCK_FILE};
-use crate::plan::{bpf_name, plan, HostTcp, KernelPlan};
+use crate::plan::{bpf_name, plan, Connection, HostTcp, KernelPlan};
 use crate::sampler::Sampler;
 use crate::series::{CounterReading, HystartEvidence};
 use crate::tables::{tables, RunFacts};
@@ -24,8 +24,9 @@ use crate::traffic::{
     UdpJob, UdpOutcome, TIMESTAMP_OPTION_BYTES,
 };
 use startlab_core::measure::recorder::link_summaries;
-use startlab_core::measure::{Recorder, Report, RunStats};
+use startlab_core::measure::{Recorder, Report, RequestRow, Requests, RunStats};
 use startlab_core::scenario::{ResolvedScenario, ScenarioError};
+use startlab_core::traffic::{requests_stream, RequestDraws};
 use startlab_emu::{Attachment, Emulator, EmulatorConfig, EmulatorReport};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -417,6 +418,13 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
             start_ns: t0 + c.start.as_nanos(),
             stop_ns: t0 + c.stop.as_nanos(),
             bytes: c.bytes,
+            // The simulator's draws: the same stream of the same seed.
+            requests: c.requests.as_ref().map(|r| {
+                RequestDraws::new(r.spec.clone(), requests_stream(s.seed, r.entry, r.copy))
+            }),
+            slow_start_after_idle: plan.tcp[c.entry]
+                .as_ref()
+                .is_none_or(|t| t.slow_start_after_idle),
             paced: c.paced,
             spread: c.spread,
             maxseg: plan.tcp[c.entry].as_ref().map_or(
@@ -674,7 +682,37 @@ fn assemble(
         flows,
         links,
         windows,
+        requests: request_rows(&plan.connections, outcomes, t0),
         stats,
         errors: Vec::new(),
     }
+}
+
+/// The `requests` table of the connections whose application writes responses one at a time.
+fn request_rows(connections: &[Connection], outcomes: &[TcpOutcome], t0: u64) -> Requests {
+    let mut rows = Requests::default();
+    for (c, o) in connections.iter().zip(outcomes) {
+        for (k, r) in o.requests.iter().enumerate() {
+            rows.push(RequestRow {
+                flow: c.flow,
+                label: c.label.clone(),
+                request: k as u32,
+                bytes: r.bytes,
+                start_ns: r.written_ns.saturating_sub(t0) as i64,
+                completion_ns: r
+                    .completed_ns
+                    .map(|t| t.saturating_sub(r.written_ns) as i64),
+                start_cwnd: r.cwnd as f64,
+                // TCP_INFINITE_SSTHRESH while it is unlimited.
+                start_ssthresh: (r.ssthresh < 0x7fff_ffff).then_some(r.ssthresh as f64),
+                idle_ns: if k == 0 {
+                    0
+                } else {
+                    r.idle_ms as i64 * 1_000_000
+                },
+                restarted: r.restarted as u8,
+            });
+        }
+    }
+    rows
 }

@@ -156,6 +156,11 @@ fn sysctls(t: &HostTcp) -> Vec<(String, String)> {
             "net.ipv4.tcp_ecn",
             if t.ecn { "1" } else { "2" }.to_string(),
         ),
+        // tcp.restart_after_idle
+        (
+            "net.ipv4.tcp_slow_start_after_idle",
+            u8::from(t.slow_start_after_idle).to_string(),
+        ),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))

@@ -7,7 +7,7 @@
 //! of the trace records, so both can be put on one time line.
 
 use crate::tcpinfo::{tcp_info, TcpInfo};
-use startlab_core::traffic::UdpSource;
+use startlab_core::traffic::{RequestDraws, UdpSource};
 use startlab_emu::clock::realtime_ns;
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
@@ -175,6 +175,8 @@ pub struct TcpJob {
     pub start_ns: u64,
     pub stop_ns: u64,
     pub bytes: Option<u64>,
+    /// An application that writes responses one at a time (then `bytes` is not used).
+    pub requests: Option<RequestDraws>,
     /// Linux's internal pacing (`tcp.pacing = "linux"`): switched on by `SO_MAX_PACING_RATE`,
     /// which sets `sk_pacing_status` to `SK_PACING_NEEDED` for any rate but "unlimited".
     pub paced: bool,
@@ -183,6 +185,8 @@ pub struct TcpJob {
     pub spread: Option<(u32, u32)>,
     /// `TCP_MAXSEG`: payload bytes per segment (`tcp.mss`) and TCP options.
     pub maxseg: u32,
+    /// `net.ipv4.tcp_slow_start_after_idle` in the sender's namespace.
+    pub slow_start_after_idle: bool,
 }
 
 /// What became of a connection.
@@ -199,6 +203,27 @@ pub struct TcpOutcome {
     /// `TCP_INFO` of the sender when it finished or was stopped.
     pub info: TcpInfo,
     pub error: Option<String>,
+    /// The responses of a request application, in order.
+    pub requests: Vec<KernelRequest>,
+}
+
+/// One response of a request application, as the sender saw it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KernelRequest {
+    pub bytes: u64,
+    /// When the first byte was written, and when the last was acknowledged (`tcpi_unacked`
+    /// and `tcpi_notsent_bytes` both 0).
+    pub written_ns: u64,
+    pub completed_ns: Option<u64>,
+    /// `tcpi_snd_cwnd` and `tcpi_snd_ssthresh` after the first write returned (after any
+    /// restart after idle, before an ACK could arrive).
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    /// `tcpi_last_data_sent` before the write, ms.
+    pub idle_ms: u32,
+    /// Whether `tcp_slow_start_after_idle_check` restarted the window, inferred: nothing was
+    /// out and the idle time exceeded `tcpi_rto` (with the sysctl on).
+    pub restarted: bool,
 }
 
 const CHUNK: usize = 64 * 1024;
@@ -333,6 +358,14 @@ fn sender(job: &TcpJob) -> TcpOutcome {
     // Writes return at least every 20 ms, so that a stop time is kept.
     let _ = s.set_write_timeout(Some(Duration::from_millis(20)));
     let chunk = vec![0x5au8; CHUNK];
+    if let Some(draws) = job.requests.clone() {
+        send_requests(&mut s, job, draws, &chunk, &mut out);
+        if let Ok((info, _)) = tcp_info(&s) {
+            out.info = info;
+        }
+        abort_on_close(&s);
+        return out;
+    }
     let mut sent = 0u64;
     let limit = job.bytes.unwrap_or(u64::MAX);
     if let Some((iw, mss)) = job.spread {
@@ -370,6 +403,84 @@ fn sender(job: &TcpJob) -> TcpOutcome {
     // with this run's ports in the next run's trace.
     abort_on_close(&s);
     out
+}
+
+/// Waits until everything written on `s` is acknowledged, or the stop time. Returns when.
+fn wait_all_acked(s: &TcpStream, stop_ns: u64) -> Option<u64> {
+    while monotonic_ns() < stop_ns && !aborted() {
+        match tcp_info(s) {
+            Ok((info, _)) if info.unacked == 0 && info.notsent_bytes == 0 => {
+                return Some(monotonic_ns())
+            }
+            Ok(_) => std::thread::sleep(Duration::from_micros(200)),
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+/// A request application (`traffic::requests`): each response is written whole, the next a
+/// think time after the previous one was acknowledged, with the simulator's draws.
+fn send_requests(
+    s: &mut TcpStream,
+    job: &TcpJob,
+    mut draws: RequestDraws,
+    chunk: &[u8],
+    out: &mut TcpOutcome,
+) {
+    while let Some(bytes) = draws.next_size() {
+        if monotonic_ns() >= job.stop_ns || aborted() {
+            return;
+        }
+        let before = tcp_info(s).map(|(i, _)| i).unwrap_or_default();
+        let mut r = KernelRequest {
+            bytes,
+            written_ns: monotonic_ns(),
+            idle_ms: before.last_data_sent,
+            // tcp_slow_start_after_idle_check: nothing out, idle longer than the RTO (ms
+            // against µs here, jiffies in the kernel).
+            restarted: job.slow_start_after_idle
+                && !out.requests.is_empty()
+                && before.unacked == 0
+                && before.last_data_sent as u64 * 1000 > before.rto as u64,
+            ..KernelRequest::default()
+        };
+        let mut sent = 0u64;
+        while sent < bytes && monotonic_ns() < job.stop_ns && !aborted() {
+            let n = (bytes - sent).min(chunk.len() as u64) as usize;
+            match s.write(&chunk[..n]) {
+                Ok(k) => {
+                    if sent == 0 {
+                        if let Ok((info, _)) = tcp_info(s) {
+                            (r.cwnd, r.ssthresh) = (info.snd_cwnd, info.snd_ssthresh);
+                        }
+                    }
+                    sent += k as u64
+                }
+                Err(e) if retry(&e) => {}
+                Err(e) => {
+                    out.error = Some(format!("write: {e}"));
+                    out.requests.push(r);
+                    return;
+                }
+            }
+        }
+        if sent == bytes {
+            r.completed_ns = wait_all_acked(s, job.stop_ns);
+        }
+        let completed = r.completed_ns;
+        out.requests.push(r);
+        if completed.is_none() {
+            return;
+        }
+        if draws.drew_last() {
+            // The connection completes with its last response.
+            out.completed_ns = completed;
+            return;
+        }
+        let think = draws.next_think();
+        sleep_until(monotonic_ns() + think.as_nanos());
+    }
 }
 
 /// Initial Spreading (Sallantin et al. 2013 §III.C: one segment every RTT / IW) from the

@@ -35,9 +35,11 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
         start_ns: t0 + start_ms * 1_000_000,
         stop_ns: t0 + 1_000_000_000,
         bytes,
+        requests: None,
         paced: false,
         spread: None,
         maxseg: 1460,
+        slow_start_after_idle: true,
     };
     // A finite flow at once; an unlimited one from 200 ms to the stop at 1 s.
     let jobs = [job(0, 0, Some(2_000_000)), job(1, 200, None)];
@@ -104,6 +106,7 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
             start: startlab_core::Duration::from_nanos(j.start_ns - t0),
             stop: startlab_core::Duration::from_nanos(j.stop_ns - t0),
             bytes: j.bytes,
+            requests: None,
             paced: false,
             spread: None,
             bpf: None,

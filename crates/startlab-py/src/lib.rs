@@ -14,7 +14,9 @@ use pyo3::IntoPyObjectExt;
 use startlab_core::cc::registry;
 use startlab_core::cc::Phase;
 use startlab_core::measure::schema::{ColumnData, ColumnDef, Table};
-use startlab_core::measure::{self, FlowSeries, Flows, Links, QueueSeries, Report, Windows};
+use startlab_core::measure::{
+    self, FlowSeries, Flows, Links, QueueSeries, Report, Requests, Windows,
+};
 use startlab_core::scenario;
 
 #[cfg(feature = "kernel")]
@@ -158,6 +160,7 @@ fn tables<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>> {
     out.set_item(Flows::DEF.name, table(py, &r.flows)?)?;
     out.set_item(Links::DEF.name, table(py, &r.links)?)?;
     out.set_item(Windows::DEF.name, table(py, &r.windows)?)?;
+    out.set_item(Requests::DEF.name, table(py, &r.requests)?)?;
     Ok(out)
 }
 

@@ -57,8 +57,9 @@
  *   minimum of Linux's RTT samples (rate-sample RTTs, Karn's rule as Linux applies it).
  * - Loss recovery is Linux's (SACK/RACK/PRR): the kernel sets cwnd during recovery and calls
  *   ssthresh on entering Recovery, Loss (RTO) and CWR (ECN), the model on fast retransmit and RTO.
- * - cwnd_event: Linux reports TX_START when it sends with nothing in flight; the idle time is
- *   now_us (tcp_mstamp, refreshed by tcp_write_xmit) minus the last pkts_acked, as in the model.
+ * - cwnd_event: Linux reports TX_START when it sends with nothing in flight; with hz the idle
+ *   time is tcp_jiffies32 minus lsndtime, as cubictcp_cwnd_event; without, now_us (tcp_mstamp)
+ *   minus the last pkts_acked, as in the paper's model.
  *   The simulator's DupAck event does not exist in the kernel (CUBIC ignores it anyway).
  * - The cwnd-limited test is Linux's tcp_is_cwnd_limited (the model's is the sender's flag).
  */
@@ -558,18 +559,22 @@ static __always_inline void cubic_cwnd_event(struct ca *ca, const volatile struc
 {
 	__u64 now = ca->now_us, idle, start;
 
-	if (ev != CA_EVENT_TX_START || !st->has_epoch || !st->has_last_ack)
+	if (ev != CA_EVENT_TX_START || !st->has_epoch)
 		return;
 	if (cfg->hz) {
-		/* cubictcp_cwnd_event: in jiffies, not past now. */
-		__u64 nj = cubic_jiffies(cfg, now), lj = cubic_jiffies(cfg, st->last_ack);
+		/* cubictcp_cwnd_event: idle since the last transmission (lsndtime, tcp_jiffies32),
+		 * in jiffies, not past now. */
+		__u64 nj = cubic_jiffies(cfg, now);
+		__s32 delta = (__s32)((__u32)nj - ca->tp->lsndtime);
 
-		if (nj > lj) {
-			start = st->epoch_start + (nj - lj);
+		if (delta > 0) {
+			start = st->epoch_start + (__u32)delta;
 			st->epoch_start = start < nj ? start : nj;
 		}
 		return;
 	}
+	if (!st->has_last_ack)
+		return;
 	idle = now > st->last_ack ? now - st->last_ack : 0;
 	start = st->epoch_start + idle;
 	st->epoch_start = start < now ? start : now;

@@ -123,7 +123,7 @@ impl SlowStart for Astart {
             // Every timeout, also one while already in Loss (no state change then).
             CwndEvent::Loss => self.active = true,
             CwndEvent::DupAck => self.ere.on_dupack(tcb, now),
-            CwndEvent::TxStart | CwndEvent::CompleteCwr => {}
+            CwndEvent::TxStart | CwndEvent::CwndRestart | CwndEvent::CompleteCwr => {}
         }
     }
 }

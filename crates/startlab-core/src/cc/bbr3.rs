@@ -826,7 +826,7 @@ impl Bbr3 {
 
     /// `bbr_probe_inflight_hi_upward`.
     fn probe_inflight_hi_upward(&mut self, tcb: &Tcb, rs: &RateSample) {
-        if !tcb.cwnd_limited || (tcb.cwnd.floor() as u32) < self.inflight_hi {
+        if !tcb.is_cwnd_limited || (tcb.cwnd.floor() as u32) < self.inflight_hi {
             return;
         }
         self.bw_probe_up_acks += rs.acked_sacked;
@@ -1134,7 +1134,7 @@ impl Bbr3 {
                 if self.prev_probe_too_high && inflight >= self.inflight_hi {
                     self.stopped_risky_probe = true;
                     done = true;
-                } else if tcb.cwnd_limited && tcb.cwnd.floor() as u32 >= self.inflight_hi {
+                } else if tcb.is_cwnd_limited && tcb.cwnd.floor() as u32 >= self.inflight_hi {
                     // inflight_hi is what limits growth: the plateau count starts over.
                     self.reset_full_bw();
                     self.full_bw = self.sample_bw;

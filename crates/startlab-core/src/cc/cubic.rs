@@ -653,21 +653,22 @@ impl CongestionControl for Cubic {
         }
     }
 
-    fn cwnd_event(&mut self, _tcb: &mut Tcb, event: CwndEvent, now: Time) {
-        // Linux `cubictcp_cwnd_event`: after an idle period the epoch is shifted by the idle time
-        // so the cubic does not jump. Idle is measured from the last ACK here.
+    fn cwnd_event(&mut self, tcb: &mut Tcb, event: CwndEvent, now: Time) {
+        // After an idle period the epoch is shifted by the idle time so the cubic does not
+        // jump.
         if let Some(k) = &mut self.kernel {
-            // cubictcp_cwnd_event: in jiffies, not past now.
-            if let (CwndEvent::TxStart, Some(start), Some(last)) =
-                (event, k.epoch_start, self.last_ack)
-            {
-                let (now, last) = (k.jiffies(now), k.jiffies(last));
-                if now > last {
-                    k.epoch_start = Some((start + (now - last)).min(now));
+            // Linux `cubictcp_cwnd_event`: idle since the last transmission (lsndtime), in
+            // jiffies, not past now.
+            if let (CwndEvent::TxStart, Some(start)) = (event, k.epoch_start) {
+                let now = k.jiffies(now);
+                let delta = (now as u32).wrapping_sub(k.jiffies(tcb.lsndtime) as u32) as i32;
+                if delta > 0 {
+                    k.epoch_start = Some((start + delta as u64).min(now));
                 }
             }
             return;
         }
+        // The paper's CUBIC measures idle from the last ACK.
         if let (CwndEvent::TxStart, Some(start), Some(last)) =
             (event, self.epoch_start, self.last_ack)
         {
@@ -1252,7 +1253,8 @@ mod tests {
                 round(&mut d, 25);
             }
             round(&mut d, 30);
-            // Idle for 0.3 s: TX_START shifts the epoch.
+            // Idle for 0.3 s after the last transmission: TX_START shifts the epoch.
+            d.tcb.lsndtime = d.now;
             d.advance(Duration::from_millis(300));
             d.cc.cwnd_event(&mut d.tcb, CwndEvent::TxStart, d.now);
             round(&mut d, 30);

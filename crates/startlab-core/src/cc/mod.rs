@@ -139,8 +139,11 @@ impl fmt::Display for ExitReason {
 /// Events of `cwnd_event` (Linux `tcp_ca_event`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum CwndEvent {
-    /// First transmission after the connection was idle.
+    /// A transmission with nothing in flight: the first, after idle, or after a timeout
+    /// (`tcp_event_data_sent`; the ns-2 stack only with nothing outstanding).
     TxStart,
+    /// The window is restarted after idle (`tcp_cwnd_restart`; the Linux stack only).
+    CwndRestart,
     /// The retransmission timer expired.
     Loss,
     /// A duplicate ACK that delivered nothing the sender can see (no new SACK block): the
@@ -197,8 +200,16 @@ pub struct Tcb {
     pub pacing_rate: Option<Rate>,
     /// Set by a start-up detector when it ends slow start, so the exit is reported with its reason.
     pub exit_reason_hint: Option<ExitReason>,
-    /// Whether the last transmissions were limited by cwnd (not by the application or rwnd).
+    /// Whether the window may grow: the last transmissions were limited by cwnd, not by the
+    /// application or rwnd (the ns-2 stack), or Linux's `tcp_is_cwnd_limited` (the Linux
+    /// stack, computed before each `cong_avoid`).
     pub cwnd_limited: bool,
+    /// Linux `tp->is_cwnd_limited` and `tp->max_packets_out`, as `tcp_cwnd_validate` keeps
+    /// them (the ns-2 stack: `cwnd_limited`, and cwnd when limited).
+    pub is_cwnd_limited: bool,
+    pub max_packets_out: u32,
+    /// When data was last sent (`tp->lsndtime`, `tcp_event_data_sent`).
+    pub lsndtime: Time,
     /// Receiver's advertised window, segments.
     pub rwnd: u32,
     /// cwnd before the last reduction (Linux `prior_cwnd`), for `undo_cwnd`.
@@ -241,6 +252,9 @@ impl Tcb {
             pacing_rate: None,
             exit_reason_hint: None,
             cwnd_limited: true,
+            is_cwnd_limited: true,
+            max_packets_out: 0,
+            lsndtime: Time::ZERO,
             rwnd: u32::MAX,
             prior_cwnd: initial_window,
             delivered_mstamp: Time::ZERO,

@@ -203,13 +203,40 @@ table! {
     }
 }
 
+table! {
+    /// One row per response of a connection whose application writes them one at a time (a flow's `requests`).
+    Requests, RequestRow, "requests" {
+        /// Flow id.
+        flow: u32 = "",
+        /// The flow's label.
+        label: String = "",
+        /// 0 for the connection's first response.
+        request: u32 = "",
+        /// Payload bytes of the response.
+        bytes: u64 = "bytes",
+        /// When the application wrote it, since the start of the run.
+        start_ns: i64 = "ns",
+        /// From the write to the acknowledgement of its last byte; null if unfinished.
+        completion_ns: Option<i64> = "ns",
+        /// cwnd it started with: after any restart after idle, once the connection could send.
+        start_cwnd: f64 = "segments",
+        /// ssthresh then; null while unlimited.
+        start_ssthresh: Option<f64> = "segments",
+        /// How long the connection had sent no data when it was written (0 for the first response).
+        idle_ns: i64 = "ns",
+        /// 1 if the window was restarted after idle (`tcp.restart_after_idle`) when it was written.
+        restarted: u8 = "",
+    }
+}
+
 /// The declarations of every table, in the order they are written.
-pub const TABLES: [TableDef; 5] = [
+pub const TABLES: [TableDef; 6] = [
     FlowSeries::DEF,
     QueueSeries::DEF,
     Flows::DEF,
     Links::DEF,
     Windows::DEF,
+    Requests::DEF,
 ];
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -237,6 +264,7 @@ pub struct Report {
     pub flows: Flows,
     pub links: Links,
     pub windows: Windows,
+    pub requests: Requests,
     pub stats: RunStats,
     /// Controllers that stopped working during the run (an eBPF program that broke a rule of
     /// the simulator's VM), one line each naming the flow: a run with any is not a result.

@@ -2,8 +2,8 @@
 //! the summaries at the end of a run. The event loop only tells it when something happened.
 
 use super::{
-    FlowSample, FlowSeries, FlowSummary, LinkSummary, Links, QueueSample, QueueSeries,
-    WindowResult, Windows,
+    FlowSample, FlowSeries, FlowSummary, LinkSummary, Links, QueueSample, QueueSeries, RequestRow,
+    Requests, WindowResult, Windows,
 };
 use crate::net::{Limit, Link, LinkId, Network, NodeId, Usage};
 use crate::tcp::{TcpReceiver, TcpSender};
@@ -263,6 +263,28 @@ pub struct TcpFlowFacts<'a> {
     pub ce_marks: u64,
 }
 
+/// The `requests` rows of a TCP flow whose application writes responses one at a time, as
+/// they stand at `end`.
+pub fn request_rows(flow: u32, label: &str, s: &TcpSender, end: Time, out: &mut Requests) {
+    let Some(records) = s.requests() else { return };
+    for r in records.iter().filter(|r| r.written_at <= end) {
+        out.push(RequestRow {
+            flow,
+            label: label.to_string(),
+            request: r.index,
+            bytes: r.bytes,
+            start_ns: r.written_at.as_nanos() as i64,
+            completion_ns: r
+                .completed_at
+                .map(|t| t.saturating_since(r.written_at).as_nanos() as i64),
+            start_cwnd: r.cwnd,
+            start_ssthresh: Some(r.ssthresh).filter(|s| s.is_finite()),
+            idle_ns: r.idle.as_nanos() as i64,
+            restarted: r.restarted as u8,
+        });
+    }
+}
+
 /// The flows-table row of a TCP flow at `end`.
 pub fn tcp_summary(f: TcpFlowFacts<'_>, net: &Network, end: Time) -> FlowSummary {
     let s = f.sender;
@@ -279,7 +301,7 @@ pub fn tcp_summary(f: TcpFlowFacts<'_>, net: &Network, end: Time) -> FlowSummary
         src: node(s.node()),
         dst: node(s.peer()),
         start_ns: s.start_time().as_nanos() as i64,
-        size_bytes: s.size().total_bytes(s.tcb().mss_bytes).map(|b| b as i64),
+        size_bytes: s.total_bytes().map(|b| b as i64),
         delivered_bytes: f.delivered_bytes,
         goodput_bps: if s.is_started() {
             goodput_bps(f.delivered_bytes, s.start_time(), stop)

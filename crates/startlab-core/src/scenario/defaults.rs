@@ -52,6 +52,7 @@ fn ns2_tcp() -> FilledTcp {
         dsack: c.dsack,
         ecn: c.ecn,
         frto: c.frto,
+        restart_after_idle: c.restart_after_idle,
         pacing: PacingText::None,
         pacing_ss_ratio: 2.0,
         pacing_ca_ratio: 1.2,
@@ -95,6 +96,8 @@ fn linux_tcp(hz: Option<u32>) -> FilledTcp {
         // net.ipv4.tcp_ecn = 2: a Linux host accepts ECN but does not ask for it.
         ecn: false,
         frto: true,
+        // net.ipv4.tcp_slow_start_after_idle = 1
+        restart_after_idle: true,
         // Unpaced unless the controller asks (a host without fq).
         pacing: PacingText::None,
         // net.ipv4.tcp_pacing_ss_ratio / tcp_pacing_ca_ratio

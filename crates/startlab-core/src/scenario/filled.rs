@@ -74,6 +74,7 @@ pub struct FilledTcp {
     pub dsack: bool,
     pub ecn: bool,
     pub frto: bool,
+    pub restart_after_idle: bool,
     pub pacing: PacingText,
     pub pacing_ss_ratio: f64,
     pub pacing_ca_ratio: f64,
@@ -112,6 +113,7 @@ impl FilledTcp {
             dsack: over.dsack.unwrap_or(self.dsack),
             ecn: over.ecn.unwrap_or(self.ecn),
             frto: over.frto.unwrap_or(self.frto),
+            restart_after_idle: over.restart_after_idle.unwrap_or(self.restart_after_idle),
             pacing: over.pacing.unwrap_or(self.pacing),
             pacing_ss_ratio: over.pacing_ss_ratio.unwrap_or(self.pacing_ss_ratio),
             pacing_ca_ratio: over.pacing_ca_ratio.unwrap_or(self.pacing_ca_ratio),
@@ -146,6 +148,7 @@ impl FilledTcp {
             dsack: Some(self.dsack),
             ecn: Some(self.ecn),
             frto: Some(self.frto),
+            restart_after_idle: Some(self.restart_after_idle),
             pacing: Some(self.pacing),
             pacing_ss_ratio: Some(self.pacing_ss_ratio),
             pacing_ca_ratio: Some(self.pacing_ca_ratio),
@@ -519,6 +522,8 @@ pub enum FilledTraffic {
         /// When the application closes the connections; `None`: when they complete.
         stop: Option<Duration>,
         size: Limitable,
+        /// An application that writes responses one at a time (then `size` is unlimited).
+        requests: Option<FilledRequests>,
         tcp: TcpFlow,
     },
     /// `kind = "tcp-arrivals"`.
@@ -577,6 +582,13 @@ pub struct FilledSizes {
     pub sizes: SizeDistribution,
 }
 
+/// `requests`, checked: as written back, and as the worlds run it.
+#[derive(Clone, Debug)]
+pub struct FilledRequests {
+    pub written: RequestsSpec,
+    pub spec: crate::traffic::RequestSpec,
+}
+
 impl FilledFlow {
     pub fn kind(&self) -> FlowKind {
         match self.traffic {
@@ -624,11 +636,15 @@ impl FilledFlow {
                 copies: c,
                 stop,
                 size,
+                requests,
                 tcp: t,
             } => {
                 copies(&mut f, c);
                 f.stop = stop.map(DurationText);
-                f.size = Some(FlowSizeSpec::Fixed(*size));
+                match requests {
+                    Some(r) => f.requests = Some(r.written.clone()),
+                    None => f.size = Some(FlowSizeSpec::Fixed(*size)),
+                }
                 tcp(&mut f, t);
             }
             FilledTraffic::Arrivals {

@@ -7,8 +7,8 @@ use super::defaults::{
 };
 use super::filled::*;
 use super::model::*;
-use super::resolved::{Connection, FlowPlan, Traffic, UdpPlan};
-use super::units::{Limitable, Window};
+use super::resolved::{Connection, FlowPlan, RequestPlan, Traffic, UdpPlan};
+use super::units::{DurationText, Limitable, Window};
 use super::{err, ScenarioError};
 use crate::cc::{controller, registry};
 use crate::net::{Network, NodeKind, NO_ROUTE};
@@ -17,7 +17,7 @@ use crate::tcp::{
     AckPolicy, FlowSize, LossDetection, Pacing, Recovery, RtoAlgorithm, Stack, TcpConfig,
 };
 use crate::time::{Duration, Time};
-use crate::traffic::{OnOffDistribution, UdpPattern};
+use crate::traffic::{OnOffDistribution, RequestSpec, SizeDistribution, UdpPattern};
 
 /// What every entry has, whatever its kind, checked.
 struct Common {
@@ -152,6 +152,11 @@ fn only_its_fields(f: &FlowSpec, at: &dyn Fn(&str) -> String) -> Result<(), Scen
     ] {
         not_for(&at(field), set && !is_tcp, kind)?;
     }
+    not_for(
+        &at("requests"),
+        f.requests.is_some() && f.kind != FlowKind::Tcp,
+        kind,
+    )?;
     for (field, set) in [
         ("rate", f.rate.is_some()),
         ("packet_size", f.packet_size.is_some()),
@@ -240,19 +245,112 @@ fn tcp_entry(
     let tcp = tcp_flow(f, at, document)?;
     let size = match &f.size {
         None => Limitable::Unlimited,
+        Some(_) if f.requests.is_some() => {
+            return Err(err(
+                at("size"),
+                "give either size (one bulk transfer) or requests (responses written one at a time), not both",
+            ))
+        }
         Some(FlowSizeSpec::Fixed(size)) => *size,
         Some(FlowSizeSpec::Distribution(_)) => {
             return Err(err(
                 at("size"),
-                "a size distribution is only allowed with kind = \"tcp-arrivals\"",
+                "a size distribution is only allowed with kind = \"tcp-arrivals\" or in requests",
             ))
         }
+    };
+    let requests = match &f.requests {
+        Some(r) => Some(requests(r, &at("requests"))?),
+        None => None,
     };
     Ok(FilledTraffic::Tcp {
         copies,
         stop,
         size,
+        requests,
         tcp,
+    })
+}
+
+/// The longest think time: an hour.
+const MAX_THINK: Duration = Duration::from_secs(3600);
+
+/// `requests`, checked and filled (`path` names it in errors).
+fn requests(r: &RequestsSpec, path: &str) -> Result<FilledRequests, ScenarioError> {
+    let at = |f: &str| format!("{path}.{f}");
+    if let Some(n) = r.count {
+        if n == 0 || n > 1_000_000 {
+            return Err(err(
+                at("count"),
+                format!("invalid value {n}: expected 1 to 1000000 responses"),
+            ));
+        }
+    }
+    let mut written = r.clone();
+    let sizes = match &r.size {
+        FlowSizeSpec::Fixed(Limitable::Is(Window::Bytes(b))) if *b > 0 => {
+            SizeDistribution::Fixed { bytes: *b }
+        }
+        FlowSizeSpec::Fixed(Limitable::Is(Window::Bytes(_))) => {
+            return Err(err(
+                at("size"),
+                "invalid size 0B: a response has at least one byte",
+            ))
+        }
+        FlowSizeSpec::Fixed(_) => {
+            return Err(err(
+                at("size"),
+                "expected bytes such as \"100KB\", or a size distribution table",
+            ))
+        }
+        FlowSizeSpec::Distribution(d) => {
+            let filled = check::size_distribution(d, &at("size"))?;
+            written.size = FlowSizeSpec::Distribution(filled.written);
+            filled.sizes
+        }
+    };
+    let think = r.think.map_or(Duration::ZERO, |d| d.0);
+    if think > MAX_THINK {
+        return Err(err(
+            at("think"),
+            format!("{think} is too long: expected at most 1h"),
+        ));
+    }
+    written.think = Some(DurationText(think));
+    let distribution = r
+        .think_distribution
+        .unwrap_or(OnOffDistributionText::Constant);
+    written.think_distribution = Some(distribution);
+    let think_distribution = match distribution {
+        OnOffDistributionText::Constant => OnOffDistribution::Constant,
+        OnOffDistributionText::Exponential => OnOffDistribution::Exponential,
+        OnOffDistributionText::Pareto => {
+            let shape = r.think_shape.unwrap_or(DEFAULT_PARETO_SHAPE);
+            if !(shape > 1.0 && shape.is_finite()) {
+                return Err(err(
+                    at("think_shape"),
+                    format!("invalid value {shape}: expected a Pareto shape above 1"),
+                ));
+            }
+            written.think_shape = Some(shape);
+            OnOffDistribution::Pareto { shape }
+        }
+    };
+    if distribution != OnOffDistributionText::Pareto {
+        not_for(
+            &at("think_shape"),
+            r.think_shape.is_some(),
+            "requests without think_distribution = \"pareto\"",
+        )?;
+    }
+    Ok(FilledRequests {
+        written,
+        spec: RequestSpec {
+            count: r.count,
+            sizes,
+            think,
+            think_distribution,
+        },
     })
 }
 
@@ -419,6 +517,7 @@ pub fn plan(entry: usize, f: &FilledFlow) -> FlowPlan {
             copies,
             stop,
             size,
+            requests,
             tcp,
         } => {
             let (label, cfg) = tcp_settings(f, tcp);
@@ -438,6 +537,11 @@ pub fn plan(entry: usize, f: &FilledFlow) -> FlowPlan {
                     start: start + copies.stagger * k as u64,
                     stop: stop.map(|d| Time::ZERO + d),
                     size,
+                    requests: requests.as_ref().map(|r| RequestPlan {
+                        spec: r.spec.clone(),
+                        entry: entry as u32,
+                        copy: k,
+                    }),
                 })
                 .collect();
             Traffic::Tcp {
@@ -597,6 +701,7 @@ pub fn tcp_config(t: &FilledTcp, default_recovery: &str) -> TcpConfig {
         ecn: t.ecn,
         ecn_ca: false,
         frto: t.frto,
+        restart_after_idle: t.restart_after_idle,
         pacing: match t.pacing {
             PacingText::None => Pacing::ByController,
             PacingText::Window => Pacing::Window,

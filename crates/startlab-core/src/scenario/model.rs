@@ -306,6 +306,10 @@ pub struct TcpSpec {
     /// F-RTO (RFC 5682) after a timeout; the Linux recovery only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frto: Option<bool>,
+    /// Restart the window after idle (Linux `tcp_slow_start_after_idle`; RFC 5681 §4.1 on the
+    /// ns-2 stack).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_after_idle: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacing: Option<PacingText>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -472,6 +476,9 @@ pub struct FlowSpec {
     pub size: Option<FlowSizeSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpSpec>,
+    /// An application that writes responses one at a time, idle in between (`kind = "tcp"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<RequestsSpec>,
     // UDP
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<RateText>,
@@ -488,6 +495,23 @@ pub struct FlowSpec {
     // arrivals
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_interarrival: Option<DurationText>,
+}
+
+/// `requests = { count, size, think, think_distribution, think_shape }`: `count` responses
+/// (by default until the flow stops or the run ends) of `size` bytes (a size or a size
+/// distribution), each written `think` after the previous one was acknowledged.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RequestsSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    pub size: FlowSizeSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think: Option<DurationText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_distribution: Option<OnOffDistributionText>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_shape: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]

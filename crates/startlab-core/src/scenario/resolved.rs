@@ -90,6 +90,17 @@ pub struct Connection {
     /// When the application closes it; `None`: when it completes or the run ends.
     pub stop: Option<Time>,
     pub size: FlowSize,
+    /// An application that writes responses one at a time (then `size` is unlimited).
+    pub requests: Option<RequestPlan>,
+}
+
+/// The application of one connection: what it writes, and whose random stream it draws from
+/// (copy `copy` of flow entry `entry`, [`crate::traffic::requests_stream`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestPlan {
+    pub spec: crate::traffic::RequestSpec,
+    pub entry: u32,
+    pub copy: u32,
 }
 
 /// One UDP source of an entry.

@@ -13,8 +13,9 @@ use super::pacer::{pacing_rate, Pacer, Window};
 use super::rate::{self, AckedCounts, DeliveryRate, Sampling};
 use super::rtt::RttEstimator;
 use super::scoreboard::{Scoreboard, SegState};
-use super::{FlowSize, Outbox, Pacing, Stack, TcpConfig};
-use crate::cc::{Ack, CaState, CongestionControl, ExitReason, Tcb};
+use super::send_queue::SendQueue;
+use super::{Outbox, Pacing, Stack, TcpConfig};
+use crate::cc::{Ack, CaState, CongestionControl, CwndEvent, ExitReason, Tcb};
 use crate::net::{Ecn, FlowId, NodeId, Packet, PacketKind, SackBlocks};
 use crate::time::{Duration, Time};
 
@@ -65,6 +66,20 @@ pub(in crate::tcp) trait TransmitRules {
     fn on_head_retransmitted(&mut self, c: &mut Connection, now: Time);
     /// New data went in this round of [`Connection::try_send`].
     fn on_new_data_sent(&mut self, c: &mut Connection, now: Time);
+    /// A round of [`Connection::try_send`] sent `sent` segments and ended as `end`: the
+    /// stack's account of whether the window is in use.
+    fn after_round(&mut self, c: &mut Connection, now: Time, sent: u32, end: RoundEnd);
+}
+
+/// Why a round of [`Connection::try_send`] stopped.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(in crate::tcp) enum RoundEnd {
+    /// The window is full.
+    WindowFull,
+    /// Nothing more is written, or the receiver's window holds new data back.
+    NothingToSend,
+    /// The pacer holds the next segment.
+    Paced,
 }
 
 /// The state both stacks share.
@@ -74,7 +89,8 @@ pub(in crate::tcp) struct Connection {
     pub node: NodeId,
     pub peer: NodeId,
     pub cfg: TcpConfig,
-    pub size: FlowSize,
+    /// What the application has written.
+    pub send: SendQueue,
     pub tcb: Tcb,
     pub cc: Box<dyn CongestionControl>,
     pub state: ConnState,
@@ -92,7 +108,8 @@ pub(in crate::tcp) struct Connection {
     pub owns_cwnd: bool,
     pub start_time: Time,
     pub stats: SenderStats,
-    /// When the last segment of a finite flow was acknowledged.
+    /// When the last segment of a finite flow was acknowledged (everything the application
+    /// wrote, once it writes nothing more).
     pub completed_at: Option<Time>,
     /// When the application closed the connection before it completed ([`TcpSender::stop`]).
     pub stopped_at: Option<Time>,
@@ -256,7 +273,7 @@ impl Connection {
             }
         }
         let new = self.tcb.high_tx;
-        (new < self.size.segments && self.packets_out() < self.tcb.rwnd).then_some(new)
+        (new < self.send.written() && self.packets_out() < self.tcb.rwnd).then_some(new)
     }
 
     /// Sends what the window, the receiver's window and the pacer allow, retransmissions first.
@@ -267,28 +284,28 @@ impl Connection {
         // Whatever a controller computed, the window stays within what a run can hold.
         self.tcb.cwnd = self.tcb.cwnd.min(CWND_CLAMP_SEGMENTS);
         let mut sent_new = false;
-        loop {
+        let mut sent = 0;
+        let end = loop {
             let cwnd = self.tcb.cwnd.floor().max(0.0) as u32;
             if self.in_flight() >= cwnd {
-                self.tcb.cwnd_limited = true;
-                break;
+                break RoundEnd::WindowFull;
             }
             let Some(seq) = self.next_segment(stack.may_retransmit()) else {
-                // Out of data, or held back by the receiver's window.
-                self.tcb.cwnd_limited = false;
-                break;
+                break RoundEnd::NothingToSend;
             };
             if self.pacer.hold(now, self.tcb.pacing_rate) {
-                break;
+                break RoundEnd::Paced;
             }
             let head_again = seq == self.tcb.snd_una && seq < self.tcb.high_tx;
             self.transmit(stack, seq, now, out, false);
+            sent += 1;
             sent_new |= seq + 1 == self.tcb.high_tx;
             if head_again {
                 stack.on_head_retransmitted(self, now);
             }
-        }
+        };
         self.tcb.in_flight = self.in_flight();
+        stack.after_round(self, now, sent, end);
         if sent_new {
             stack.on_new_data_sent(self, now);
         }
@@ -328,6 +345,17 @@ impl Connection {
         );
         let (new_data, prior_packets) = (seq == self.tcb.high_tx, self.packets_out());
         let in_flight = self.in_flight();
+        // tcp_event_data_sent: a transmission with nothing in flight starts the controller's
+        // clock again (cubictcp_cwnd_event shifts its epoch by the idle time since lsndtime).
+        // The ns-2 stack tells it only when nothing at all is outstanding.
+        let tx_start = match self.cfg.stack {
+            Stack::Linux => in_flight == 0,
+            Stack::Ns2 { .. } => prior_packets == 0,
+        };
+        if tx_start {
+            self.cc.cwnd_event(&mut self.tcb, CwndEvent::TxStart, now);
+        }
+        self.tcb.lsndtime = now;
         let fresh = SegState {
             sent_at: now,
             tx: self.rate.on_send(
@@ -357,7 +385,7 @@ impl Connection {
             self.stats.retransmissions += 1;
         }
         self.stats.sent_packets += 1;
-        let payload = self.size.payload(seq, self.cfg.mss_bytes);
+        let payload = self.send.payload(seq);
         let wire_bytes = payload + self.cfg.header_bytes;
         // Linux's internal pacing leaves a connection's first 10 data segments unpaced
         // (tcp_update_skb_after_send: "Original sch_fq does not pace first 10 MSS"), whether

@@ -8,8 +8,8 @@
 //!
 //! Both endpoints are clock-free (as quinn-proto): they never read a clock; every call gets `now`
 //! and returns the packets to send in an [`Outbox`]; the simulation asks them when their timers
-//! are due. Sequence numbers count segments, not bytes: every segment but the last of a finite
-//! flow carries `mss` bytes.
+//! are due. Sequence numbers count segments, not bytes: every segment but the last of each of
+//! the application's writes carries `mss` bytes ([`send_queue`]).
 
 mod connection;
 pub mod intervals;
@@ -20,6 +20,7 @@ mod rate;
 pub mod receiver;
 pub mod rtt;
 mod scoreboard;
+pub mod send_queue;
 pub mod sender;
 
 /// Linux's receiver ACK policy, also reachable as `tcp::linux_acks`.
@@ -167,6 +168,11 @@ pub struct TcpConfig {
     /// F-RTO after a retransmission timeout (RFC 5682 §3.1 with SACK, as Linux's
     /// `tcp_process_loss`); the Linux stack only.
     pub frto: bool,
+    /// A connection that has sent nothing for longer than the RTO restarts its window when the
+    /// application writes again: the Linux stack as `tcp_slow_start_after_idle` (with the decay
+    /// of an application-limited window, `tcp_cwnd_application_limited`), the ns-2 stack as
+    /// RFC 5681 §4.1.
+    pub restart_after_idle: bool,
     pub pacing: Pacing,
     pub ack_policy: AckPolicy,
     pub loss_detection: LossDetection,
@@ -199,6 +205,7 @@ impl Default for TcpConfig {
             ecn: false,
             ecn_ca: false,
             frto: false,
+            restart_after_idle: true,
             pacing: Pacing::ByController,
             ack_policy: AckPolicy::Rfc5681,
             loss_detection: LossDetection::DupThresh,

@@ -38,6 +38,8 @@ pub struct TcpReceiver {
     last_ack_sent: u32,
     /// Payload bytes delivered in order to the application.
     pub delivered_bytes: u64,
+    /// Segments shorter than the MSS received above `rcv_nxt`, with their payload.
+    short: std::collections::BTreeMap<u32, u32>,
     /// ECN: a CE mark is echoed (ECE) until a segment with CWR (`TCP_ECN_DEMAND_CWR`).
     ecn_demand_cwr: bool,
     /// Data segments that arrived with CE.
@@ -74,6 +76,7 @@ impl TcpReceiver {
             ts_recent: Time::ZERO,
             last_ack_sent: 0,
             delivered_bytes: 0,
+            short: std::collections::BTreeMap::new(),
             ecn_demand_cwr: false,
             ce_marks: 0,
             ce_marks_state: false,
@@ -105,6 +108,11 @@ impl TcpReceiver {
                 }
                 if self.cfg.ecn {
                     self.on_ecn(pkt, out);
+                }
+                // A segment shorter than the MSS ends one of the sender's writes.
+                let payload = pkt.wire_bytes.saturating_sub(self.cfg.header_bytes);
+                if payload < self.cfg.mss_bytes && pkt.seq >= self.rcv_nxt {
+                    self.short.insert(pkt.seq, payload);
                 }
                 self.on_data(now, pkt.seq, out)
             }
@@ -261,8 +269,14 @@ impl TcpReceiver {
     }
 
     fn deliver(&mut self, up_to: u32) {
-        for s in self.rcv_nxt..up_to {
-            self.delivered_bytes += self.size.payload(s, self.cfg.mss_bytes) as u64;
+        let mss = self.cfg.mss_bytes as u64;
+        self.delivered_bytes += (up_to - self.rcv_nxt) as u64 * mss;
+        while let Some(entry) = self.short.first_entry() {
+            if *entry.key() >= up_to {
+                break;
+            }
+            let payload = entry.remove();
+            self.delivered_bytes -= mss - payload as u64;
         }
         self.rcv_nxt = up_to;
     }
@@ -470,10 +484,17 @@ mod tests {
     #[test]
     fn completion_is_the_arrival_of_the_last_byte() {
         let cfg = TcpConfig::default();
+        let header = cfg.header_bytes;
         let mut r = TcpReceiver::new(0, 1, 0, cfg, FlowSize::from_bytes(1500, 1000));
         let mut out = Outbox::default();
-        r.on_packet(Time::from_nanos(5), &data(0), &mut out);
-        r.on_packet(Time::from_nanos(9), &data(1), &mut out);
+        // The last segment carries the 500 bytes left; it comes first, out of order.
+        let last = Packet {
+            wire_bytes: 500 + header,
+            ..data(1)
+        };
+        r.on_packet(Time::from_nanos(5), &last, &mut out);
+        assert_eq!(r.delivered_bytes, 0);
+        r.on_packet(Time::from_nanos(9), &data(0), &mut out);
         assert_eq!(r.completed_at, Some(Time::from_nanos(9)));
         assert_eq!(r.delivered_bytes, 1500);
     }

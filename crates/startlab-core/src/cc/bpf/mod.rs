@@ -488,6 +488,7 @@ impl BpfController {
         let flight = tcb.flight_size() as u64;
         let cwnd = tcb.cwnd.max(1.0).floor() as u64;
         self.vm.now_ns = now.as_nanos();
+        let hz = self.vm.hz;
         let sk = self.vm.sock();
         let put = layout::put;
         put(sk, f.snd_cwnd, cwnd.min(u32::MAX as u64));
@@ -514,12 +515,14 @@ impl BpfController {
             f.sacked_out,
             flight.saturating_sub(tcb.in_flight as u64),
         );
+        put(sk, f.max_packets_out, tcb.max_packets_out as u64);
+        put(sk, f.is_cwnd_limited, tcb.is_cwnd_limited as u64);
+        // tcp_jiffies32 at the last data transmission.
         put(
             sk,
-            f.max_packets_out,
-            if tcb.cwnd_limited { cwnd } else { 0 },
+            f.lsndtime,
+            (tcb.lsndtime.as_nanos() as u128 * hz as u128 / 1_000_000_000) as u64 & 0xffff_ffff,
         );
-        put(sk, f.is_cwnd_limited, tcb.cwnd_limited as u64);
         put(sk, f.delivered, tcb.delivered & 0xffff_ffff);
         put(sk, f.delivered_ce, tcb.delivered_ce & 0xffff_ffff);
         // TCP_ECN_OK (include/net/tcp_ecn.h: TCP_ECN_MODE_RFC3168) once negotiated; a
@@ -1122,11 +1125,11 @@ impl CongestionControl for BpfController {
     }
 
     fn cwnd_event(&mut self, tcb: &mut Tcb, event: CwndEvent, now: Time) {
-        // enum tcp_ca_event: CA_EVENT_TX_START 0, CA_EVENT_COMPLETE_CWR 2, CA_EVENT_LOSS 3. A
-        // duplicate ACK is not a Linux event (in_ack_event sees every ACK's flags; the
-        // simulator does not call it).
+        // enum tcp_ca_event: CA_EVENT_TX_START 0, CA_EVENT_CWND_RESTART 1,
+        // CA_EVENT_COMPLETE_CWR 2, CA_EVENT_LOSS 3.
         let ev = match event {
             CwndEvent::TxStart => 0,
+            CwndEvent::CwndRestart => 1,
             CwndEvent::CompleteCwr => 2,
             CwndEvent::Loss => 3,
             // A duplicate ACK is not a Linux event: its pkts_acked with nothing acknowledged

@@ -109,11 +109,12 @@ fn ca_state(v: u64) -> Result<CaState, String> {
     })
 }
 
-/// `enum tcp_ca_event` → the simulator's, where it has one (the others change nothing in the
-/// models: CWND_RESTART and the ECN events).
+/// `enum tcp_ca_event` → the simulator's, where it has one (the ECN events change nothing in
+/// the models).
 fn ca_event(v: u64) -> Option<CwndEvent> {
     match v {
         0 => Some(CwndEvent::TxStart),
+        1 => Some(CwndEvent::CwndRestart),
         2 => Some(CwndEvent::CompleteCwr),
         3 => Some(CwndEvent::Loss),
         _ => None,

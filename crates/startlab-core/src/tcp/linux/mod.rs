@@ -3,6 +3,7 @@
 //! receiver's ACK policy ([`acks`]).
 
 pub mod acks;
+mod cwnd_use;
 mod rack;
 mod recovery;
 mod undo;
@@ -10,9 +11,10 @@ mod undo;
 #[cfg(test)]
 mod tests;
 
+use self::cwnd_use::CwndUse;
 use self::rack::Rack;
 use self::undo::LinuxUndo;
-use super::connection::{Connection, TransmitRules};
+use super::connection::{Connection, RoundEnd, TransmitRules};
 use crate::cc::CaState;
 use crate::time::Time;
 
@@ -49,6 +51,8 @@ pub(in crate::tcp) struct LinuxRecovery {
     undo: LinuxUndo,
     /// F-RTO step 2b: this transmission round sends new data only (`REXMIT_NEW`).
     new_data_only: bool,
+    /// How much of the window is in use (`tcp_cwnd_validate`), and the restart after idle.
+    cwnd_use: CwndUse,
 }
 
 /// The timers that share Linux's retransmission timer (`icsk_pending`).
@@ -96,5 +100,17 @@ impl TransmitRules for LinuxRecovery {
 
     fn on_new_data_sent(&mut self, c: &mut Connection, now: Time) {
         self.schedule_loss_probe(c, now, false);
+    }
+
+    fn after_round(&mut self, c: &mut Connection, now: Time, sent: u32, _end: RoundEnd) {
+        self.cwnd_use.validate(c, now, sent);
+    }
+}
+
+impl LinuxRecovery {
+    /// The application writes to a connection that may have been idle
+    /// (`tcp_slow_start_after_idle_check`). Returns whether the window restarted.
+    pub(in crate::tcp) fn on_write(&mut self, c: &mut Connection, now: Time) -> bool {
+        self.cwnd_use.restart_after_idle(c, now)
     }
 }

@@ -223,7 +223,7 @@ impl LinuxRecovery {
             (newly_lost, rexmit) = self.fastretrans_alert(c, now, una_before, &flags);
         }
 
-        if !c.size.is_unlimited() && c.tcb.snd_una >= c.size.segments {
+        if c.send.all_acked(c.tcb.snd_una) {
             c.finish(now);
             return;
         }
@@ -242,6 +242,8 @@ impl LinuxRecovery {
             if in_cwnd_reduction(c) {
                 self.cwnd_reduction(c, delivered, newly_lost, advanced);
             } else if self.may_raise_cwnd(c, advanced, sacked > 0) {
+                // What the controller's cong_avoid asks of tcp_is_cwnd_limited.
+                c.tcb.cwnd_limited = super::cwnd_use::is_cwnd_limited(c);
                 c.cong_avoid(delivered, ack, now);
             }
         }
@@ -615,7 +617,7 @@ impl LinuxRecovery {
             return;
         }
         let new = c.tcb.high_tx;
-        if new < c.size.segments && c.packets_out() < c.tcb.rwnd {
+        if new < c.send.written() && c.packets_out() < c.tcb.rwnd {
             self.tlp_retrans = false;
             c.transmit(self, new, now, out, true);
         } else {

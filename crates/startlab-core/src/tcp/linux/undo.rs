@@ -219,7 +219,7 @@ impl LinuxRecovery {
                 self.high_seq = c.tcb.high_tx;
                 // tcp_wnd_end after snd_nxt: new data the receiver's window takes.
                 let new = c.tcb.high_tx;
-                if new < c.size.segments && c.packets_out() < c.tcb.rwnd {
+                if new < c.send.written() && c.packets_out() < c.tcb.rwnd {
                     return Rexmit::New;
                 }
                 self.undo.frto = false;

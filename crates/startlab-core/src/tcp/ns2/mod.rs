@@ -2,7 +2,7 @@
 //! RFC 6582 NewReno) or on a SACK scoreboard (RFC 6675), the RFC 6298 retransmission timer,
 //! and Eifel undo of a spurious retransmission (RFC 3522).
 
-use super::connection::{Connection, TransmitRules};
+use super::connection::{Connection, RoundEnd, TransmitRules};
 use super::scoreboard::SegState;
 use super::{Outbox, Pacing, Recovery};
 use crate::cc::{AckEvent, AckSample, CaState, CwndEvent, ExitReason};
@@ -49,6 +49,32 @@ impl TransmitRules for Ns2Recovery {
     fn on_head_retransmitted(&mut self, _c: &mut Connection, _now: Time) {}
 
     fn on_new_data_sent(&mut self, _c: &mut Connection, _now: Time) {}
+
+    fn after_round(&mut self, c: &mut Connection, _now: Time, _sent: u32, end: RoundEnd) {
+        // The window may grow while the sender fills it; a paced round keeps the last verdict.
+        let limited = match end {
+            RoundEnd::WindowFull => true,
+            RoundEnd::NothingToSend => false,
+            RoundEnd::Paced => return,
+        };
+        c.tcb.cwnd_limited = limited;
+        c.tcb.is_cwnd_limited = limited;
+        c.tcb.max_packets_out = if limited { c.packets_out() } else { 0 };
+    }
+}
+
+/// RFC 5681 §4.1 "Restarting Idle Connections": a sender that has sent nothing for longer than
+/// the RTO starts again from RW = min(IW, cwnd); ssthresh is kept. Returns whether it did.
+pub(in crate::tcp) fn restart_after_idle(c: &mut Connection, now: Time) -> bool {
+    if !c.cfg.restart_after_idle || c.packets_out() > 0 {
+        return false;
+    }
+    if now.saturating_since(c.tcb.lsndtime) <= c.rtt.rto() {
+        return false;
+    }
+    let restart = (c.cfg.initial_window as f64).min(c.tcb.cwnd);
+    c.tcb.cwnd = restart;
+    true
 }
 
 impl Ns2Recovery {
@@ -171,7 +197,7 @@ impl Ns2Recovery {
             }
         }
 
-        if !c.size.is_unlimited() && c.tcb.snd_una >= c.size.segments {
+        if c.send.all_acked(c.tcb.snd_una) {
             c.finish(now);
             return;
         }

@@ -4,6 +4,11 @@
 //! event is dispatched to the stack by one `match`.
 
 pub use super::connection::{SenderStats, SlowStartExit, CWND_CLAMP_SEGMENTS};
+pub use app::RequestRecord;
+
+mod app;
+
+use self::app::RequestApp;
 
 use super::connection::{ConnState, Connection};
 use super::linux::LinuxRecovery;
@@ -12,10 +17,12 @@ use super::pacer::{rate_of, Pacer};
 use super::rate::DeliveryRate;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
+use super::send_queue::SendQueue;
 use super::{FlowSize, Outbox, Pacing, Stack, TcpConfig};
-use crate::cc::{CaState, CongestionControl, CwndEvent, LossVerdicts, ModelState, Phase, Tcb};
+use crate::cc::{CaState, CongestionControl, LossVerdicts, ModelState, Phase, Tcb};
 use crate::net::{FlowId, NodeId, Packet, PacketKind};
 use crate::time::{Duration, Time};
+use crate::traffic::RequestDraws;
 
 /// One connection's sending end: the state both stacks share, and the stack's own.
 #[derive(Debug)]
@@ -23,6 +30,9 @@ pub struct TcpSender {
     pub(in crate::tcp) conn: Connection,
     /// Chosen once from `conn.cfg.stack`.
     pub(in crate::tcp) stack: StackState,
+    /// An application that writes responses one at a time (`None`: a bulk flow, written whole
+    /// at the start).
+    app: Option<Box<RequestApp>>,
 }
 
 /// The stack's own state: its ACK processing, loss recovery and timers beyond the RTO.
@@ -69,7 +79,7 @@ impl TcpSender {
                 flow,
                 node,
                 peer,
-                size,
+                send: SendQueue::bulk(size, cfg.mss_bytes),
                 tcb,
                 cc,
                 state: ConnState::NotStarted,
@@ -91,7 +101,21 @@ impl TcpSender {
                 cfg,
             },
             stack,
+            app: None,
         }
+    }
+
+    /// The same connection under an application that writes responses as `draws` gives them
+    /// (its flow size is theirs).
+    pub fn with_requests(mut self, draws: RequestDraws) -> Self {
+        self.conn.send = SendQueue::empty(self.conn.cfg.mss_bytes);
+        self.app = Some(Box::new(RequestApp::new(draws)));
+        self
+    }
+
+    /// The responses written so far, if the connection has a request application.
+    pub fn requests(&self) -> Option<&[RequestRecord]> {
+        self.app.as_ref().map(|a| a.records.as_slice())
     }
 
     // ----- observation -------------------------------------------------------------------
@@ -183,14 +207,17 @@ impl TcpSender {
         self.conn.last_rtt_sample
     }
 
-    pub fn size(&self) -> FlowSize {
-        self.conn.size
+    /// Payload bytes the application writes in all, once known (`None` for an unlimited flow,
+    /// or an application still writing).
+    pub fn total_bytes(&self) -> Option<u64> {
+        self.conn.send.total_bytes()
     }
 
     /// When the sender next needs [`TcpSender::on_timer`].
     pub fn next_timer(&self) -> Option<Time> {
         let c = &self.conn;
         let t = first(c.rto_deadline, c.pacer.deadline());
+        let t = first(t, self.app.as_ref().and_then(|a| a.next_write));
         match &self.stack {
             StackState::Linux(l) if c.state == ConnState::Established => {
                 // With data out, one of Linux's timers holds the retransmission timer.
@@ -208,8 +235,11 @@ impl TcpSender {
 
     /// The application opens the connection and starts writing.
     pub fn start(&mut self, now: Time, out: &mut Outbox) {
+        debug_assert_eq!(self.conn.state, ConnState::NotStarted);
+        if self.app.is_some() {
+            self.write_next(now);
+        }
         let c = &mut self.conn;
-        debug_assert_eq!(c.state, ConnState::NotStarted);
         if c.cfg.handshake {
             c.state = ConnState::SynSent;
             c.syn_sent_at = Some(now);
@@ -224,21 +254,83 @@ impl TcpSender {
         let c = &mut self.conn;
         c.state = ConnState::Established;
         c.rto_deadline = None;
+        // tcp_init_transfer: the idle clock starts at establishment.
+        c.tcb.lsndtime = now;
         c.cc.init(&mut c.tcb, now);
         // The application's first write finds nothing queued (tcp_sendmsg).
         c.check_app_limited();
-        c.cc.cwnd_event(&mut c.tcb, CwndEvent::TxStart, now);
         if let (Pacing::InitialSpreading, Some(srtt)) = (c.cfg.pacing, c.rtt.srtt()) {
             // One segment every RTT / IW (Sallantin et al. 2013 §III.C: "one packet is sent every RTT/10").
             let iw = c.cfg.initial_window.max(1) as f64;
             c.tcb.pacing_rate = Some(rate_of(iw * c.tcb.wire_bytes as f64, srtt));
         }
         c.update_pacing();
-        if c.size.segments == 0 {
+        if let Some(app) = self.app.as_mut().filter(|a| a.cwnd_pending) {
+            app.cwnd_pending = false;
+            if let Some(r) = app.records.last_mut() {
+                (r.cwnd, r.ssthresh) = (c.tcb.cwnd, c.tcb.ssthresh);
+            }
+        }
+        if c.send.all_acked(0) {
             c.finish(now);
             return;
         }
         self.try_send(now, out);
+    }
+
+    /// The application writes its next response (`tcp_sendmsg`): a connection that was idle
+    /// may restart its window first (`tcp_slow_start_after_idle_check`, RFC 5681 §4.1).
+    fn write_next(&mut self, now: Time) {
+        let Some(app) = self.app.as_mut() else { return };
+        app.next_write = None;
+        let Some(bytes) = app.draws.next_size() else {
+            return;
+        };
+        let c = &mut self.conn;
+        let established = c.state == ConnState::Established;
+        let idle = if established && app.records.last().is_some() {
+            now.saturating_since(c.tcb.lsndtime)
+        } else {
+            Duration::ZERO
+        };
+        let restarted = established
+            && match &mut self.stack {
+                StackState::Linux(l) => l.on_write(c, now),
+                StackState::Ns2(_) => super::ns2::restart_after_idle(c, now),
+            };
+        let (_, end) = c.send.write(bytes, app.draws.drew_last());
+        app.end = end;
+        app.cwnd_pending = !established;
+        app.records.push(RequestRecord {
+            index: app.records.len() as u32,
+            bytes,
+            written_at: now,
+            completed_at: None,
+            cwnd: c.tcb.cwnd,
+            ssthresh: c.tcb.ssthresh,
+            idle,
+            restarted,
+        });
+        if established {
+            // The write finds the connection with nothing queued (tcp_rate_check_app_limited
+            // in tcp_sendmsg).
+            c.check_app_limited();
+        }
+    }
+
+    /// After an ACK: the response in progress is complete once its last byte is acknowledged;
+    /// the next is written a think time later.
+    fn check_request_done(&mut self, now: Time) {
+        let Some(app) = self.app.as_mut() else { return };
+        let acked = self.conn.tcb.snd_una >= app.end;
+        if !acked {
+            return;
+        }
+        let Some(r) = app.in_progress() else { return };
+        r.completed_at = Some(now);
+        if !app.draws.drew_last() {
+            app.next_write = Some(now + app.draws.next_think());
+        }
     }
 
     /// An ACK or SYN-ACK for this connection arrived.
@@ -254,10 +346,13 @@ impl TcpSender {
                 c.tcb.rwnd = pkt.rwnd_segments;
                 self.establish(now, out);
             }
-            (PacketKind::Ack, ConnState::Established) => match &mut self.stack {
-                StackState::Ns2(s) => s.on_ack(c, now, pkt, out),
-                StackState::Linux(l) => l.on_ack(c, now, pkt, out),
-            },
+            (PacketKind::Ack, ConnState::Established) => {
+                match &mut self.stack {
+                    StackState::Ns2(s) => s.on_ack(c, now, pkt, out),
+                    StackState::Linux(l) => l.on_ack(c, now, pkt, out),
+                }
+                self.check_request_done(now);
+            }
             _ => {}
         }
     }
@@ -272,7 +367,14 @@ impl TcpSender {
         if matches!(self.conn.rto_deadline, Some(d) if d <= now) {
             self.on_rto(now, out);
         }
-        if self.conn.pacer.due(now) {
+        let write_due = self
+            .app
+            .as_ref()
+            .is_some_and(|a| a.next_write.is_some_and(|t| t <= now));
+        if write_due && self.conn.state == ConnState::Established {
+            self.write_next(now);
+            self.try_send(now, out);
+        } else if self.conn.pacer.due(now) {
             self.try_send(now, out);
         }
     }
@@ -316,6 +418,9 @@ impl TcpSender {
         c.finish(now);
         c.completed_at = None;
         c.stopped_at = Some(now);
+        if let Some(app) = self.app.as_mut() {
+            app.next_write = None;
+        }
         true
     }
 

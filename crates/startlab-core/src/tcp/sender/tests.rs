@@ -250,3 +250,143 @@ fn without_ecn_an_echo_is_ignored() {
     assert_eq!(s.conn.stats.ecn_reductions, 0);
     assert!(s.conn.tcb.cwnd > 10.0);
 }
+
+// ----- an application that writes responses one at a time ----------------------------------
+
+/// Responses of 3000 bytes (3 segments of 1000), 5 s of think time, on a Reno sender with an
+/// initial window of 2.
+fn request_sender(stack_linux: bool, count: u32) -> TcpSender {
+    use crate::rng::Rng;
+    use crate::traffic::{OnOffDistribution, RequestDraws, RequestSpec, SizeDistribution};
+    let mut cfg = TcpConfig {
+        initial_window: 2,
+        ..TcpConfig::default()
+    };
+    if stack_linux {
+        cfg.sack = true;
+        cfg.stack = crate::tcp::Stack::Linux;
+        cfg.loss_detection = crate::tcp::LossDetection::Rack { tlp: false };
+        cfg.rto_algorithm = crate::tcp::RtoAlgorithm::Linux;
+    }
+    let spec = RequestSpec {
+        count: Some(count),
+        sizes: SizeDistribution::Fixed { bytes: 3000 },
+        think: Duration::from_secs(5),
+        think_distribution: OnOffDistribution::Constant,
+    };
+    reno_sender(cfg, FlowSize::UNLIMITED).with_requests(RequestDraws::new(spec, Rng::stream(1, 0)))
+}
+
+#[test]
+fn each_response_is_written_a_think_time_after_the_last_was_acknowledged() {
+    for linux in [false, true] {
+        let mut s = request_sender(linux, 2);
+        let mut out = Outbox::default();
+        s.start(Time::ZERO, &mut out);
+        // IW 2 of the first response's 3 segments.
+        assert_eq!(
+            out.packets.iter().map(|p| p.seq).collect::<Vec<_>>(),
+            [0, 1]
+        );
+        s.on_packet(ms(100), &ack(1), &mut out);
+        s.on_packet(ms(100), &ack(2), &mut out);
+        // Slow start: cwnd 4, but only segment 2 is written.
+        assert_eq!(out.packets.last().unwrap().seq, 2);
+        assert_eq!(out.packets.len(), 3);
+        assert_eq!(s.requests().unwrap()[0].completed_at, None);
+        s.on_packet(ms(200), &ack(3), &mut out);
+        let first = s.requests().unwrap()[0].clone();
+        assert_eq!(
+            (first.completed_at, first.cwnd, first.restarted),
+            (Some(ms(200)), 2.0, false)
+        );
+        // Nothing is out: the next event is the second write, 5 s after the acknowledgement.
+        assert_eq!(s.next_timer(), Some(ms(5200)));
+        assert!(!s.is_done());
+        // The window grew while it was in use: on the ns-2 stack only on the ACK that found it
+        // full (2 -> 3); on Linux's, tcp_is_cwnd_limited held for the round that filled it,
+        // so every ACK of it counted (2 -> 5).
+        assert_eq!(s.tcb().cwnd, if linux { 5.0 } else { 3.0 });
+        s.on_timer(ms(5200), &mut out);
+        // Idle for 5.1 s since segment 2 left (100 ms), more than the RTO: the window
+        // restarts at min(IW, cwnd) = 2 on both stacks (Linux halves 5 to 2 and stops
+        // there), and two segments go.
+        let second = s.requests().unwrap()[1].clone();
+        assert_eq!(
+            (
+                second.written_at,
+                second.idle,
+                second.restarted,
+                second.cwnd
+            ),
+            (ms(5200), Duration::from_millis(5100), true, 2.0),
+            "linux {linux}"
+        );
+        let sent: Vec<u32> = out.packets[3..].iter().map(|p| p.seq).collect();
+        assert_eq!(sent, [3, 4], "linux {linux}");
+        for (t, a) in [(5300, 4), (5300, 5), (5400, 6)] {
+            s.on_packet(ms(t), &ack(a), &mut out);
+        }
+        // The last response is acknowledged: the connection is complete.
+        assert_eq!(s.requests().unwrap()[1].completed_at, Some(ms(5400)));
+        assert_eq!((s.is_done(), s.completed_at()), (true, Some(ms(5400))));
+        assert_eq!(s.total_bytes(), Some(6000));
+    }
+}
+
+#[test]
+fn no_restart_when_the_idle_time_is_within_the_rto_or_restart_is_off() {
+    let mut s = request_sender(true, 3);
+    s.conn.cfg.restart_after_idle = false;
+    let mut out = Outbox::default();
+    s.start(Time::ZERO, &mut out);
+    for (t, a) in [(100, 1), (100, 2), (200, 3)] {
+        s.on_packet(ms(t), &ack(a), &mut out);
+    }
+    let cwnd = s.tcb().cwnd;
+    s.on_timer(ms(5200), &mut out);
+    let second = &s.requests().unwrap()[1];
+    assert_eq!((second.restarted, second.cwnd), (false, cwnd));
+}
+
+#[test]
+fn linux_restarts_the_window_halving_it_once_per_rto_of_idle() {
+    // tcp_cwnd_restart: cwnd 80, initial window 10, RTO 1 s (no sample yet), ssthresh 50.
+    let restart_at = |idle_ms: u64| {
+        let mut s = request_sender(true, 1);
+        s.conn.cfg.initial_window = 10;
+        (s.conn.tcb.cwnd, s.conn.tcb.ssthresh) = (80.0, 50.0);
+        s.conn.tcb.lsndtime = ms(1000);
+        let StackState::Linux(l) = &mut s.stack else {
+            unreachable!()
+        };
+        let restarted = l.on_write(&mut s.conn, ms(1000 + idle_ms));
+        (restarted, s.conn.tcb.cwnd, s.conn.tcb.ssthresh)
+    };
+    // Idle 0.9 s and exactly 1 s: not more than the RTO.
+    assert_eq!(restart_at(900), (false, 80.0, 50.0));
+    assert_eq!(restart_at(1000), (false, 80.0, 50.0));
+    // 2.5 RTOs: 2.5 - 1 > 0 halves to 40, 1.5 - 1 > 0 halves to 20, 0.5 - 1 stops; ssthresh
+    // = max(50, 80/2 + 80/4 = 60).
+    assert_eq!(restart_at(2500), (true, 20.0, 60.0));
+    // 10.5 RTOs: 40, 20, 10, then no lower than the restart window min(IW 10, cwnd).
+    assert_eq!(restart_at(10_500), (true, 10.0, 60.0));
+    // 1.2 RTOs: 1.2 - 1 > 0 halves once, to 40.
+    assert_eq!(restart_at(1200), (true, 40.0, 60.0));
+}
+
+#[test]
+fn a_write_marks_the_connection_application_limited() {
+    let mut s = request_sender(true, 2);
+    let mut out = Outbox::default();
+    s.start(Time::ZERO, &mut out);
+    // tcp_rate_check_app_limited at the first write: 2 segments out of a window of 2 is not
+    // app-limited once they are sent, but at the write nothing was out.
+    assert_eq!(s.tcb().app_limited, Some(0));
+    for (t, a) in [(100, 1), (100, 2), (200, 3)] {
+        s.on_packet(ms(t), &ack(a), &mut out);
+    }
+    s.on_timer(ms(5200), &mut out);
+    // delivered 3, nothing in flight at the write: app-limited until delivered passes 3.
+    assert_eq!(s.tcb().app_limited, Some(3));
+}
