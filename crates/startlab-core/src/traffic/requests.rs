@@ -1,6 +1,6 @@
 //! An application that sends in bursts over one TCP connection: a server answering requests.
-//! Each response is written whole; the next one is written a think time after the previous one
-//! was acknowledged (a closed loop, as a client that asks again once it has its answer), so the
+//! The first response is written when the connection opens, each whole; the next one is
+//! written a think time after the previous one was acknowledged (a closed loop, as a client that asks again once it has its answer), so the
 //! connection goes idle in between.
 //!
 //! One sequence of draws, shared by every world: the size of the first response, then for each

@@ -15,8 +15,7 @@ pub struct RequestRecord {
     pub written_at: Time,
     /// When its last byte was acknowledged.
     pub completed_at: Option<Time>,
-    /// The window it started with, segments: after any restart (`tcp_cwnd_restart`), when the
-    /// connection could send.
+    /// The window it started with, segments: after any restart (`tcp_cwnd_restart`).
     pub cwnd: f64,
     pub ssthresh: f64,
     /// How long the connection had sent nothing when it was written (zero for the first).
@@ -33,9 +32,6 @@ pub(in crate::tcp) struct RequestApp {
     pub records: Vec<RequestRecord>,
     /// One past the last segment of the response in progress.
     pub end: u32,
-    /// The window of the response in progress is still to be noted (written before the
-    /// connection was established).
-    pub cwnd_pending: bool,
     /// When the next response is written.
     pub next_write: Option<Time>,
 }
@@ -46,7 +42,6 @@ impl RequestApp {
             draws,
             records: Vec::new(),
             end: 0,
-            cwnd_pending: false,
             next_write: None,
         }
     }

@@ -236,9 +236,6 @@ impl TcpSender {
     /// The application opens the connection and starts writing.
     pub fn start(&mut self, now: Time, out: &mut Outbox) {
         debug_assert_eq!(self.conn.state, ConnState::NotStarted);
-        if self.app.is_some() {
-            self.write_next(now);
-        }
         let c = &mut self.conn;
         if c.cfg.handshake {
             c.state = ConnState::SynSent;
@@ -265,12 +262,10 @@ impl TcpSender {
             c.tcb.pacing_rate = Some(rate_of(iw * c.tcb.wire_bytes as f64, srtt));
         }
         c.update_pacing();
-        if let Some(app) = self.app.as_mut().filter(|a| a.cwnd_pending) {
-            app.cwnd_pending = false;
-            if let Some(r) = app.records.last_mut() {
-                (r.cwnd, r.ssthresh) = (c.tcb.cwnd, c.tcb.ssthresh);
-            }
-        }
+        // A server writes its first response once the connection is open (a blocking
+        // connect() returns), as the kernel world's application does.
+        self.write_next(now);
+        let c = &mut self.conn;
         if c.send.all_acked(0) {
             c.finish(now);
             return;
@@ -287,20 +282,18 @@ impl TcpSender {
             return;
         };
         let c = &mut self.conn;
-        let established = c.state == ConnState::Established;
-        let idle = if established && app.records.last().is_some() {
-            now.saturating_since(c.tcb.lsndtime)
-        } else {
+        debug_assert_eq!(c.state, ConnState::Established);
+        let idle = if app.records.is_empty() {
             Duration::ZERO
+        } else {
+            now.saturating_since(c.tcb.lsndtime)
         };
-        let restarted = established
-            && match &mut self.stack {
-                StackState::Linux(l) => l.on_write(c, now),
-                StackState::Ns2(_) => super::ns2::restart_after_idle(c, now),
-            };
+        let restarted = match &mut self.stack {
+            StackState::Linux(l) => l.on_write(c, now),
+            StackState::Ns2(_) => super::ns2::restart_after_idle(c, now),
+        };
         let (_, end) = c.send.write(bytes, app.draws.drew_last());
         app.end = end;
-        app.cwnd_pending = !established;
         app.records.push(RequestRecord {
             index: app.records.len() as u32,
             bytes,
@@ -311,11 +304,9 @@ impl TcpSender {
             idle,
             restarted,
         });
-        if established {
-            // The write finds the connection with nothing queued (tcp_rate_check_app_limited
-            // in tcp_sendmsg).
-            c.check_app_limited();
-        }
+        // The write finds the connection with nothing queued (tcp_rate_check_app_limited in
+        // tcp_sendmsg).
+        c.check_app_limited();
     }
 
     /// After an ACK: the response in progress is complete once its last byte is acknowledged;
