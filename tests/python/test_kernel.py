@@ -769,3 +769,31 @@ def test_responses_written_one_at_a_time_restart_alike_in_both_worlds(
     assert kernel["start_cwnd"].to_list() == sim["start_cwnd"].to_list()
     for k, s in zip(kernel.rows(named=True), sim.rows(named=True), strict=True):
         assert k["completion_s"] == pytest.approx(s["completion_s"], rel=0.15), (k, s)
+
+
+@pytest.mark.kernel
+def test_a_saved_ssthresh_ends_the_next_slow_start_alike_in_both_worlds(
+    tmp_path: Path, kernel_world: None
+) -> None:
+    # tcp.metrics with ssthresh (tcp_no_metrics_save = 0, tcp_no_ssthresh_metrics_save = 0 in
+    # the namespaces; the first connection closes with FINs and saves its metrics in
+    # TIME_WAIT): the second connection's slow start ends at the saved ssthresh in both
+    # worlds, without a loss, at about the same window.
+    flows = [{"cc": "cubic", "startup": "slow-start", "size": "4MB", "count": 2, "stagger": "3s"}]
+    tcp = {"stack": "linux", "metrics": True, "metrics_ssthresh": True}
+    topology = {
+        "kind": "dumbbell",
+        "bottleneck": {
+            "rate": "50Mbps",
+            "delay": "19ms",
+            "queue": {"kind": "droptail", "limit": "0.5BDP"},
+        },
+        "access": {"rate": "1Gbps", "delay": "0.5ms"},
+    }
+    path = scenario(tmp_path / "m.toml", flows, topology=topology, duration="7s", tcp=tcp)
+    kernel = startlab.kernel.run(path).flows.sort("flow")
+    sim = startlab.run(path).flows.sort("flow")
+    assert kernel["ss_exit_reason"].to_list()[1] == sim["ss_exit_reason"].to_list()[1]
+    assert sim["ss_exit_reason"].to_list() == ["loss", "threshold"]
+    k, s = kernel["ss_exit_cwnd"][1], sim["ss_exit_cwnd"][1]
+    assert k == pytest.approx(s, rel=0.15), (k, s)

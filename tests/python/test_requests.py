@@ -186,3 +186,60 @@ def test_requests_reach_the_tables_on_both_stacks() -> None:
         assert r.requests["completion_ns"].null_count() == 0, tcp
         assert r.requests["restarted"].to_list() == [0, 1, 1], tcp
         assert pl.Series(r.requests["start_ns"]).is_sorted()
+
+
+# -- the path cache: Linux's TCP metrics -----------------------------------------------------------
+
+
+def metrics_document(tcp: dict[str, Any]) -> dict[str, Any]:
+    """Two 4 MB CUBIC connections one after the other over 50 Mbit/s, 40 ms, a buffer of half a
+    BDP: the first ends its slow start by a loss."""
+    return {
+        "name": "metrics",
+        "duration": "8s",
+        "topology": {
+            "kind": "dumbbell",
+            "access": {"rate": "1Gbps", "delay": "0s"},
+            "bottleneck": {
+                "rate": "50Mbps",
+                "delay": "20ms",
+                "queue": {"kind": "droptail", "limit": "0.5BDP"},
+            },
+        },
+        "tcp": {"stack": "linux"} | tcp,
+        "flows": [
+            {
+                "cc": "cubic",
+                "startup": "slow-start",
+                "size": "4MB",
+                "count": 2,
+                "stagger": "3s",
+            }
+        ],
+    }
+
+
+def test_a_saved_ssthresh_ends_the_next_connections_slow_start() -> None:
+    def exits(tcp: dict[str, Any]) -> list[tuple[str, float]]:
+        r = startlab.run(startlab.Scenario.from_dict(metrics_document(tcp))).flows.sort("flow")
+        assert r["completion_ns"].null_count() == 0
+        return list(zip(r["ss_exit_reason"], r["ss_exit_cwnd"], strict=True))
+
+    plain = exits({})
+    assert [reason for reason, _ in plain] == ["loss", "loss"]
+    # The RTT alone is saved by default (tcp_no_ssthresh_metrics_save = 1): nothing changes.
+    assert exits({"metrics": True}) == plain
+    # With ssthresh saved, the second connection's slow start ends at the first's ssthresh
+    # (tcp_init_metrics), below where its loss came, without a loss.
+    (first, _), (reason, cwnd) = exits({"metrics": True, "metrics_ssthresh": True})
+    assert (first, reason) == ("loss", "threshold")
+    assert 10 < cwnd < plain[1][1]
+
+
+def test_metrics_need_the_linux_stack() -> None:
+    doc = metrics_document({"stack": "ns2", "metrics": True})
+    with pytest.raises(startlab.ScenarioError, match=r"tcp\.metrics.*prr"):
+        startlab.Scenario.from_dict(doc)
+    doc = metrics_document({"metrics_ssthresh": True})
+    with pytest.raises(startlab.ScenarioError, match=r"tcp\.metrics_ssthresh.*metrics = true"):
+        startlab.Scenario.from_dict(doc)

@@ -21,12 +21,14 @@ use crate::net::{Admission, FlowId, LinkId, Network, NodeId, Packet, PacketKind,
 use crate::rng::{streams, Rng};
 use crate::scenario::resolved::{RequestPlan, ResolvedScenario, Traffic};
 use crate::sim::EventQueue;
+use crate::tcp::path_cache::PathRecord;
 use crate::tcp::{FlowSize, Outbox, TcpConfig, TcpReceiver, TcpSender};
 use crate::time::{Duration, Time};
 use crate::traffic::{
     arrivals_stream, requests_stream, source_stream, ArrivalDraws, RequestDraws, SizeDistribution,
     UdpSource,
 };
+use std::collections::BTreeMap;
 
 /// A TCP connection to create.
 #[derive(Clone, Debug)]
@@ -81,6 +83,8 @@ struct TcpFlow {
     receiver_event: Option<Time>,
     /// Bytes the receiver had delivered when the connection was stopped (`spec.stop`).
     delivered_at_stop: Option<u64>,
+    /// The connection has left its state in the path cache.
+    left_path_state: bool,
 }
 
 #[derive(Debug)]
@@ -112,6 +116,8 @@ pub struct Simulation {
     packets_delivered: u64,
     packets_dropped: u64,
     scratch: Vec<Packet>,
+    /// What connections leave for later ones, per (sending host, receiving host).
+    paths: BTreeMap<(NodeId, NodeId), PathRecord>,
 }
 
 impl Simulation {
@@ -220,6 +226,7 @@ impl Simulation {
             packets_delivered: 0,
             packets_dropped: 0,
             scratch: Vec::new(),
+            paths: BTreeMap::new(),
         }
     }
 
@@ -282,6 +289,7 @@ impl Simulation {
             sender_event: None,
             receiver_event: None,
             delivered_at_stop: None,
+            left_path_state: false,
         })));
         self.flow_drops.push(0);
         id
@@ -388,6 +396,9 @@ impl Simulation {
                 if let Slot::Tcp(t) = &mut self.flows[f as usize] {
                     if t.sender.stop(now) {
                         t.delivered_at_stop = Some(t.receiver.delivered_bytes);
+                        if t.sender.is_started() && !t.left_path_state {
+                            Self::leave_path_state(&mut self.paths, t, now);
+                        }
                     }
                     self.sync_timers(f);
                 }
@@ -423,6 +434,11 @@ impl Simulation {
             if t.sender.is_done() {
                 return; // stopped before it started
             }
+            if t.sender.uses_metrics() {
+                let key = (t.sender.node(), t.sender.peer());
+                let cached = self.paths.get(&key).map(|p| p.linux.current(now));
+                t.sender.set_cached_metrics(cached.unwrap_or_default());
+            }
             let mut out = Outbox {
                 packets: std::mem::take(&mut self.scratch),
             };
@@ -450,6 +466,24 @@ impl Simulation {
         }
     }
 
+    /// A connection closes: it leaves what it saw for later ones between the same hosts
+    /// (`tcp_update_metrics`, as Linux does when the connection reaches TIME_WAIT).
+    fn leave_path_state(
+        paths: &mut BTreeMap<(NodeId, NodeId), PathRecord>,
+        t: &mut TcpFlow,
+        now: Time,
+    ) {
+        t.left_path_state = true;
+        if !t.sender.uses_metrics() {
+            return;
+        }
+        let record = paths.entry((t.sender.node(), t.sender.peer())).or_default();
+        let save_ssthresh = t.sender.saves_ssthresh_metrics();
+        record
+            .linux
+            .update(&t.sender.closing_state(), save_ssthresh, now);
+    }
+
     /// A packet reaches `node`.
     fn arrive(&mut self, node: NodeId, pkt: Packet) {
         if pkt.dst != node {
@@ -468,6 +502,9 @@ impl Simulation {
                 let to_sender = matches!(pkt.kind, PacketKind::Ack | PacketKind::SynAck);
                 if to_sender {
                     t.sender.on_packet(now, &pkt, &mut out);
+                    if t.sender.closed_at().is_some() && !t.left_path_state {
+                        Self::leave_path_state(&mut self.paths, t, now);
+                    }
                 } else {
                     t.receiver.on_packet(now, &pkt, &mut out);
                 }

@@ -111,6 +111,10 @@ pub struct HostTcp {
     pub ecn: bool,
     /// `net.ipv4.tcp_slow_start_after_idle` (`tcp.restart_after_idle`).
     pub slow_start_after_idle: bool,
+    /// `net.ipv4.tcp_no_metrics_save` = 0 and `tcp_no_ssthresh_metrics_save` = 0
+    /// (`tcp.metrics`, `tcp.metrics_ssthresh`).
+    pub metrics: bool,
+    pub metrics_ssthresh: bool,
 }
 
 impl HostTcp {
@@ -127,6 +131,8 @@ impl HostTcp {
         pacing_ratios: (200, 120),
         ecn: false,
         slow_start_after_idle: true,
+        metrics: false,
+        metrics_ssthresh: false,
     };
 }
 
@@ -805,6 +811,8 @@ fn host_tcp(at: &str, cfg: &TcpConfig) -> Result<HostTcp, ScenarioError> {
         pacing_ratios: ((ss * 100.0).round() as u32, (ca * 100.0).round() as u32),
         ecn: cfg.ecn,
         slow_start_after_idle: cfg.restart_after_idle,
+        metrics: cfg.metrics,
+        metrics_ssthresh: cfg.metrics_ssthresh,
     })
 }
 

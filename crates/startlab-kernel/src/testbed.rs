@@ -149,8 +149,15 @@ fn sysctls(t: &HostTcp) -> Vec<(String, String)> {
         ("net.ipv4.tcp_rmem", "4096 131072 268435456".to_string()),
         ("net.ipv4.tcp_wmem", "4096 16384 268435456".to_string()),
         // Each connection starts from the scenario's settings, not from what an earlier
-        // connection to the same peer left in the route cache.
-        ("net.ipv4.tcp_no_metrics_save", "1".to_string()),
+        // connection to the same peer left in the route cache, unless tcp.metrics asks for it.
+        (
+            "net.ipv4.tcp_no_metrics_save",
+            u8::from(!t.metrics).to_string(),
+        ),
+        (
+            "net.ipv4.tcp_no_ssthresh_metrics_save",
+            u8::from(!t.metrics_ssthresh).to_string(),
+        ),
         // tcp.ecn: ask for ECN (RFC 3168) on connect, or Linux's default of only accepting it.
         (
             "net.ipv4.tcp_ecn",

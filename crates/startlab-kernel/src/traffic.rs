@@ -187,6 +187,9 @@ pub struct TcpJob {
     pub maxseg: u32,
     /// `net.ipv4.tcp_slow_start_after_idle` in the sender's namespace.
     pub slow_start_after_idle: bool,
+    /// A completed connection closes with FINs (TIME_WAIT: Linux saves its TCP metrics), not
+    /// with a reset (`tcp.metrics`).
+    pub graceful_close: bool,
 }
 
 /// What became of a connection.
@@ -300,13 +303,17 @@ fn receiver(job: &TcpJob) -> io::Result<std::thread::JoinHandle<io::Result<u64>>
             }
         };
         c.set_nonblocking(false)?;
-        // If this side gives up first (the run ends or is interrupted), it must not linger.
-        abort_on_close(&c);
+        // If this side gives up first (the run ends or is interrupted), it must not linger;
+        // a graceful close ends with the sender's FIN instead (below).
+        if !job.graceful_close {
+            abort_on_close(&c);
+        }
         c.set_read_timeout(Some(Duration::from_millis(100)))?;
         let mut buf = vec![0u8; CHUNK];
         let mut total = 0u64;
         loop {
             match c.read(&mut buf) {
+                // The sender's FIN: closing answers with ours (LAST_ACK), unless reset above.
                 Ok(0) => return Ok(total),
                 Ok(k) => total += k as u64,
                 Err(e) if retry(&e) => {
@@ -363,7 +370,7 @@ fn sender(job: &TcpJob) -> TcpOutcome {
         if let Ok((info, _)) = tcp_info(&s) {
             out.info = info;
         }
-        abort_on_close(&s);
+        close(&mut s, job, out.completed_ns.is_some());
         return out;
     }
     let mut sent = 0u64;
@@ -398,11 +405,33 @@ fn sender(job: &TcpJob) -> TcpOutcome {
     if let Ok((info, _)) = tcp_info(&s) {
         out.info = info;
     }
-    // Everything is measured: end the connection at once (a reset), so that no orphaned
-    // socket outlives the run, retransmitting into a stopped emulator and leaving trace events
-    // with this run's ports in the next run's trace.
-    abort_on_close(&s);
+    close(&mut s, job, out.completed_ns.is_some());
     out
+}
+
+/// Ends a sender's connection. Everything is measured: normally at once (a reset), so that no
+/// orphaned socket outlives the run, retransmitting into a stopped emulator and leaving trace
+/// events with this run's ports in the next run's trace. With `graceful_close` a completed
+/// connection exchanges FINs instead and waits for the receiver's, reaching TIME_WAIT, where
+/// Linux saves its TCP metrics (`tcp_time_wait` -> `tcp_update_metrics`).
+fn close(s: &mut TcpStream, job: &TcpJob, completed: bool) {
+    if !(job.graceful_close && completed) {
+        abort_on_close(s);
+        return;
+    }
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    let _ = s.set_read_timeout(Some(Duration::from_millis(20)));
+    let deadline = job.stop_ns + GRACE_NS;
+    let mut buf = [0u8; 1024];
+    while monotonic_ns() < deadline && !aborted() {
+        match s.read(&mut buf) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e) if retry(&e) => {}
+            Err(_) => break,
+        }
+    }
+    abort_on_close(s);
 }
 
 /// Waits until everything written on `s` is acknowledged, or the stop time. Returns when.

@@ -40,6 +40,7 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
         spread: None,
         maxseg: 1460,
         slow_start_after_idle: true,
+        graceful_close: false,
     };
     // A finite flow at once; an unlimited one from 200 ms to the stop at 1 s.
     let jobs = [job(0, 0, Some(2_000_000)), job(1, 200, None)];

@@ -118,6 +118,18 @@ pub fn flow_tcp(
             "a D-SACK block is a SACK option: dsack = true needs sack = true",
         ));
     }
+    if merged.metrics && merged.recovery != RecoveryText::Prr {
+        return Err(err(
+            format!("{path}.metrics"),
+            "TCP metrics are Linux's (tcp_metrics.c): they need recovery = \"prr\" (stack = \"linux\")",
+        ));
+    }
+    if merged.metrics_ssthresh && !merged.metrics {
+        return Err(err(
+            format!("{path}.metrics_ssthresh"),
+            "saving ssthresh is part of the TCP metrics: it needs metrics = true",
+        ));
+    }
     if merged.frto && merged.recovery != RecoveryText::Prr {
         return Err(err(
             format!("{path}.frto"),

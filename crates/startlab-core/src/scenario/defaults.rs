@@ -53,6 +53,8 @@ fn ns2_tcp() -> FilledTcp {
         ecn: c.ecn,
         frto: c.frto,
         restart_after_idle: c.restart_after_idle,
+        metrics: false,
+        metrics_ssthresh: false,
         pacing: PacingText::None,
         pacing_ss_ratio: 2.0,
         pacing_ca_ratio: 1.2,
@@ -98,6 +100,11 @@ fn linux_tcp(hz: Option<u32>) -> FilledTcp {
         frto: true,
         // net.ipv4.tcp_slow_start_after_idle = 1
         restart_after_idle: true,
+        // Off, unlike Linux's tcp_no_metrics_save = 0: each connection starts from the
+        // scenario's settings unless the scenario asks for the cache.
+        metrics: false,
+        // net.ipv4.tcp_no_ssthresh_metrics_save = 1
+        metrics_ssthresh: false,
         // Unpaced unless the controller asks (a host without fq).
         pacing: PacingText::None,
         // net.ipv4.tcp_pacing_ss_ratio / tcp_pacing_ca_ratio

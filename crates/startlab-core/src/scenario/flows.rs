@@ -702,6 +702,8 @@ pub fn tcp_config(t: &FilledTcp, default_recovery: &str) -> TcpConfig {
         ecn_ca: false,
         frto: t.frto,
         restart_after_idle: t.restart_after_idle,
+        metrics: t.metrics,
+        metrics_ssthresh: t.metrics_ssthresh,
         pacing: match t.pacing {
             PacingText::None => Pacing::ByController,
             PacingText::Window => Pacing::Window,

@@ -310,6 +310,12 @@ pub struct TcpSpec {
     /// ns-2 stack).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_after_idle: Option<bool>,
+    /// Linux's TCP metrics between connections to the same host (the Linux stack).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<bool>,
+    /// With `metrics`: ssthresh saved and restored too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_ssthresh: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacing: Option<PacingText>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

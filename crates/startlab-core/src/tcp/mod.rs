@@ -16,6 +16,7 @@ pub mod intervals;
 pub mod linux;
 mod ns2;
 mod pacer;
+pub mod path_cache;
 mod rate;
 pub mod receiver;
 pub mod rtt;
@@ -173,6 +174,12 @@ pub struct TcpConfig {
     /// of an application-limited window, `tcp_cwnd_application_limited`), the ns-2 stack as
     /// RFC 5681 §4.1.
     pub restart_after_idle: bool,
+    /// Linux's TCP metrics (`tcp_metrics.c`; the Linux stack): a connection reads what earlier
+    /// ones to the same host left when it opens, and leaves its own when it closes.
+    pub metrics: bool,
+    /// With `metrics`, ssthresh is saved and restored too (`tcp_no_ssthresh_metrics_save = 0`;
+    /// off by default since Linux 5.11).
+    pub metrics_ssthresh: bool,
     pub pacing: Pacing,
     pub ack_policy: AckPolicy,
     pub loss_detection: LossDetection,
@@ -206,6 +213,8 @@ impl Default for TcpConfig {
             ecn_ca: false,
             frto: false,
             restart_after_idle: true,
+            metrics: false,
+            metrics_ssthresh: false,
             pacing: Pacing::ByController,
             ack_policy: AckPolicy::Rfc5681,
             loss_detection: LossDetection::DupThresh,

@@ -167,6 +167,16 @@ impl RttEstimator {
     pub fn backoff(&self) -> u32 {
         self.backoff
     }
+
+    /// Linux's `mdev_us` (4 × the mean deviation), zero under RFC 6298.
+    pub fn mdev4(&self) -> Duration {
+        Duration::from_nanos(self.linux.as_ref().map_or(0, |l| l.mdev4))
+    }
+
+    /// An RTO set from outside the estimator until its next sample (`tcp_init_metrics`).
+    pub fn set_rto(&mut self, rto: Duration) {
+        self.base_rto = rto.max(self.min_rto).min(self.max_rto);
+    }
 }
 
 #[cfg(test)]

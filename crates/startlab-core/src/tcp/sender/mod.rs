@@ -14,6 +14,7 @@ use super::connection::{ConnState, Connection};
 use super::linux::LinuxRecovery;
 use super::ns2::Ns2Recovery;
 use super::pacer::{rate_of, Pacer};
+use super::path_cache::{rto_from_cached_rtt, ClosingState, LinuxMetrics};
 use super::rate::DeliveryRate;
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
@@ -33,6 +34,9 @@ pub struct TcpSender {
     /// An application that writes responses one at a time (`None`: a bulk flow, written whole
     /// at the start).
     app: Option<Box<RequestApp>>,
+    /// What earlier connections to the same host left (`tcp.metrics`), read when this one is
+    /// established (`tcp_init_metrics`).
+    cached: Option<LinuxMetrics>,
 }
 
 /// The stack's own state: its ACK processing, loss recovery and timers beyond the RTO.
@@ -102,6 +106,41 @@ impl TcpSender {
             },
             stack,
             app: None,
+            cached: None,
+        }
+    }
+
+    /// The metrics earlier connections to the same host left, as the connection opens; applied
+    /// when it is established (`tcp.metrics`).
+    pub fn set_cached_metrics(&mut self, cached: LinuxMetrics) {
+        self.cached = Some(cached);
+    }
+
+    /// Whether the connection reads and leaves Linux's TCP metrics.
+    pub fn uses_metrics(&self) -> bool {
+        self.conn.cfg.metrics
+    }
+
+    /// Whether it saves ssthresh among them (`tcp.metrics_ssthresh`).
+    pub fn saves_ssthresh_metrics(&self) -> bool {
+        self.conn.cfg.metrics_ssthresh
+    }
+
+    /// What `tcp_update_metrics` reads when the connection closes.
+    pub fn closing_state(&self) -> ClosingState {
+        let c = &self.conn;
+        let us = |d: Duration| d.as_nanos() / 1000;
+        ClosingState {
+            srtt_us8: c.rtt.srtt().map_or(0, |d| us(d) * 8),
+            mdev_us4: us(c.rtt.mdev4()),
+            backed_off: c.rtt.backoff() > 0,
+            cwnd: c.tcb.cwnd.max(0.0).floor().min(u32::MAX as f64) as u32,
+            ssthresh: c
+                .tcb
+                .ssthresh
+                .is_finite()
+                .then(|| c.tcb.ssthresh.max(0.0).min(u32::MAX as f64) as u32),
+            ca_open_and_avoiding: !c.tcb.in_slow_start() && c.tcb.ca_state == CaState::Open,
         }
     }
 
@@ -251,8 +290,20 @@ impl TcpSender {
         let c = &mut self.conn;
         c.state = ConnState::Established;
         c.rto_deadline = None;
-        // tcp_init_transfer: the idle clock starts at establishment.
+        // tcp_init_transfer: the idle clock starts at establishment; tcp_init_metrics reads what
+        // earlier connections left, before the controller's init.
         c.tcb.lsndtime = now;
+        if let (Some(m), true) = (&self.cached, c.cfg.metrics) {
+            if c.cfg.metrics_ssthresh && m.ssthresh > 0 {
+                c.tcb.ssthresh = m.ssthresh as f64;
+            }
+            let srtt_us8 = c.rtt.srtt().map_or(0, |d| d.as_nanos() / 1000 * 8);
+            if m.rtt_us8 > srtt_us8 {
+                let hz = (1_000_000_000 / c.cfg.clock_granularity.as_nanos().max(1)) as u32;
+                c.rtt
+                    .set_rto(rto_from_cached_rtt(m.rtt_us8, c.cfg.min_rto, hz));
+            }
+        }
         c.cc.init(&mut c.tcb, now);
         // The application's first write finds nothing queued (tcp_sendmsg).
         c.check_app_limited();
