@@ -13,7 +13,7 @@
 //! retransmission timer on every ACK costs nothing.
 
 use crate::cc::controller::ControllerFactory;
-use crate::cc::Phase;
+use crate::cc::{PathObservation, Phase};
 pub use crate::measure::recorder::MeasureSpec;
 use crate::measure::recorder::{self, TcpFlowFacts};
 use crate::measure::{Flows, Recorder, Report, Requests, RunStats};
@@ -85,6 +85,8 @@ struct TcpFlow {
     delivered_at_stop: Option<u64>,
     /// The connection has left its state in the path cache.
     left_path_state: bool,
+    /// It is using its path's saved state (Careful Resume: one connection at a time).
+    holds_saved_path: bool,
 }
 
 #[derive(Debug)]
@@ -290,6 +292,7 @@ impl Simulation {
             receiver_event: None,
             delivered_at_stop: None,
             left_path_state: false,
+            holds_saved_path: false,
         })));
         self.flow_drops.push(0);
         id
@@ -434,10 +437,23 @@ impl Simulation {
             if t.sender.is_done() {
                 return; // stopped before it started
             }
+            let key = (t.sender.node(), t.sender.peer());
             if t.sender.uses_metrics() {
-                let key = (t.sender.node(), t.sender.peer());
                 let cached = self.paths.get(&key).map(|p| p.linux.current(now));
                 t.sender.set_cached_metrics(cached.unwrap_or_default());
+            }
+            if t.sender.resumes() {
+                // draft-ietf-tsvwg-careful-resume §3.2: within its lifetime (an expired state
+                // is deleted), and used by one connection at a time.
+                let record = self.paths.entry(key).or_default();
+                if record.resume.as_ref().is_some_and(|s| now >= s.expires) {
+                    record.resume = None;
+                }
+                if let Some(saved) = record.resume.as_mut().filter(|s| !s.in_use) {
+                    saved.in_use = true;
+                    t.holds_saved_path = true;
+                    t.sender.resume_from(saved.clone());
+                }
             }
             let mut out = Outbox {
                 packets: std::mem::take(&mut self.scratch),
@@ -474,14 +490,28 @@ impl Simulation {
         now: Time,
     ) {
         t.left_path_state = true;
-        if !t.sender.uses_metrics() {
+        if !t.sender.uses_metrics() && !t.sender.resumes() {
             return;
         }
         let record = paths.entry((t.sender.node(), t.sender.peer())).or_default();
-        let save_ssthresh = t.sender.saves_ssthresh_metrics();
-        record
-            .linux
-            .update(&t.sender.closing_state(), save_ssthresh, now);
+        if t.sender.uses_metrics() {
+            let save_ssthresh = t.sender.saves_ssthresh_metrics();
+            record
+                .linux
+                .update(&t.sender.closing_state(), save_ssthresh, now);
+        }
+        if t.sender.resumes() {
+            if t.holds_saved_path {
+                if let Some(saved) = record.resume.as_mut() {
+                    saved.in_use = false;
+                }
+            }
+            match t.sender.path_observation(now) {
+                PathObservation::Keep => {}
+                PathObservation::Delete => record.resume = None,
+                PathObservation::Save(s) => record.resume = Some(s),
+            }
+        }
     }
 
     /// A packet reaches `node`.

@@ -35,6 +35,7 @@ pub mod bbr3;
 pub mod bic;
 pub mod blast;
 pub mod bpf;
+pub mod careful_resume;
 pub mod controller;
 pub mod counting;
 pub mod cubic;
@@ -58,6 +59,7 @@ pub mod vegas;
 pub mod westwood;
 
 use crate::rng::Rng;
+use crate::tcp::path_cache::ResumeState;
 use crate::time::{Duration, Time};
 use crate::units::Rate;
 use std::fmt;
@@ -433,6 +435,19 @@ pub trait CongestionControl: fmt::Debug {
     /// A segment was just marked lost (BBRv3's `skb_marked_lost`, called from
     /// `tcp_mark_skb_lost` in Google's v3 kernel); `tcb.lost` counts it.
     fn skb_marked_lost(&mut self, _tcb: &mut Tcb, _seg: &LostSegment, _now: Time) {}
+
+    /// Whether it resumes from saved path state (Careful Resume, a start-up algorithm).
+    fn resumes(&self) -> bool {
+        false
+    }
+
+    /// The saved state of the connection's path, when there is some to use.
+    fn resume_from(&mut self, _saved: ResumeState) {}
+
+    /// What the connection leaves in the path cache when it closes.
+    fn path_observation(&self, _tcb: &Tcb, _now: Time) -> PathObservation {
+        PathObservation::Keep
+    }
 }
 
 /// A segment just marked lost, as BBRv3's `skb_marked_lost` hook sees it (Google's v3 kernel;
@@ -497,6 +512,30 @@ pub trait SlowStart: fmt::Debug {
     fn on_loss(&mut self, _tcb: &mut Tcb, ssthresh: f64, _now: Time) -> f64 {
         ssthresh
     }
+
+    /// Whether it resumes from saved path state (Careful Resume).
+    fn resumes(&self) -> bool {
+        false
+    }
+
+    /// The saved state of the connection's path, when there is some to use.
+    fn resume_from(&mut self, _saved: ResumeState) {}
+
+    /// What the connection leaves in the path cache when it closes.
+    fn path_observation(&self, _tcb: &Tcb, _now: Time) -> PathObservation {
+        PathObservation::Keep
+    }
+}
+
+/// What a closing connection does to its path's saved state (Careful Resume).
+#[derive(Clone, Debug, PartialEq)]
+pub enum PathObservation {
+    /// Leave it as it is.
+    Keep,
+    /// Delete it (Safe Retreat was entered).
+    Delete,
+    /// Replace it with this.
+    Save(ResumeState),
 }
 
 /// A controller whose slow start is replaced by `startup`.
@@ -555,6 +594,15 @@ impl CongestionControl for WithStartup {
     }
     fn cong_control(&mut self, tcb: &mut Tcb, rs: &RateSample, now: Time) -> bool {
         self.cc.cong_control(tcb, rs, now)
+    }
+    fn resumes(&self) -> bool {
+        self.startup.resumes()
+    }
+    fn resume_from(&mut self, saved: ResumeState) {
+        self.startup.resume_from(saved)
+    }
+    fn path_observation(&self, tcb: &Tcb, now: Time) -> PathObservation {
+        self.startup.path_observation(tcb, now)
     }
     fn has_cong_control(&self) -> bool {
         self.cc.has_cong_control()

@@ -302,6 +302,18 @@ const STARTUPS: &[StartupEntry] = &[
     },
     // beyond the papers: Limited Slow Start (RFC 3742), HyStart++ (RFC 9406), SEARCH
     StartupEntry {
+        name: "careful-resume",
+        summary: "Careful Resume: after slow start confirms the path, cwnd jumps to half the window an earlier connection between the same hosts saved, paced over the RTT, and retreats on congestion",
+        source: "draft-ietf-tsvwg-careful-resume-24 (RFC 9959)",
+        params: param_info::<super::careful_resume::CarefulResumeConfig>,
+        resolve: resolve::<super::careful_resume::CarefulResumeConfig>,
+        prepare: |p| {
+            Ok(startup_maker(super::careful_resume::CarefulResume::new(
+                parse(p)?,
+            )))
+        },
+    },
+    StartupEntry {
         name: "lss",
         summary: "Limited Slow Start: above max_ssthresh, at most max_ssthresh/2 segments of growth per RTT",
         source: "RFC 3742 §2 (Ha 2009 §3.2.3)",

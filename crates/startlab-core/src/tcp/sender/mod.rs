@@ -121,6 +121,21 @@ impl TcpSender {
         self.conn.cfg.metrics
     }
 
+    /// Whether the controller resumes from saved path state (Careful Resume).
+    pub fn resumes(&self) -> bool {
+        self.conn.cc.resumes()
+    }
+
+    /// The saved state of the connection's path, before it opens.
+    pub fn resume_from(&mut self, saved: crate::tcp::path_cache::ResumeState) {
+        self.conn.cc.resume_from(saved);
+    }
+
+    /// What the connection leaves of its path for later ones when it closes.
+    pub fn path_observation(&self, now: Time) -> crate::cc::PathObservation {
+        self.conn.cc.path_observation(&self.conn.tcb, now)
+    }
+
     /// Whether it saves ssthresh among them (`tcp.metrics_ssthresh`).
     pub fn saves_ssthresh_metrics(&self) -> bool {
         self.conn.cfg.metrics_ssthresh
