@@ -314,6 +314,17 @@ fn kernel_control(
     own_initial_window: bool,
 ) -> Result<Control, ScenarioError> {
     let startup = controller.startup();
+    for (name, field) in [(controller.cc(), "cc"), (startup, "startup")] {
+        if let Some((_, why)) = startlab_core::cc::registry::WITHOUT_PORT
+            .iter()
+            .find(|(n, _)| *n == name)
+        {
+            return Err(refuse(
+                format!("{at}.{field}"),
+                format!("\"{name}\" runs in the simulator only: it has no eBPF port yet ({why})"),
+            ));
+        }
+    }
     // `bpf:NAME` asks for startlab's port even where Linux has the algorithm; `bpf:FILE.o` is
     // a user's object.
     let (model, forced) = match controller.algorithm() {

@@ -5,7 +5,8 @@
 //! (the jump's packets are acknowledged), then normal congestion control, or Safe Retreat on
 //! congestion (cwnd to half of what was validated, the saved state deleted).
 //!
-//! Windows and sequence numbers count segments. The saved state comes from the sender's path
+//! Windows and sequence numbers count segments. Its slow start grows by the segments each ACK
+//! acknowledges, as Linux's `tcp_slow_start` and QUIC's byte counting do. The saved state comes from the sender's path
 //! cache ([`crate::tcp::path_cache`]); the simulation hands it over when the connection opens
 //! and saves what the connection observed when it closes (§3.1: cwnd in congestion
 //! avoidance, half of it while still in slow start, nothing below 4 initial windows).
@@ -215,7 +216,7 @@ impl SlowStart for CarefulResume {
     fn on_ack(&mut self, tcb: &mut Tcb, ack: &Ack, now: Time) -> u32 {
         match self.phase {
             Phase::Reconnaissance => {
-                let left = grow_to_ssthresh(tcb, 1, ack.acked);
+                let left = grow_to_ssthresh(tcb, ack.acked, ack.acked);
                 if !self.congested {
                     self.confirm_path(tcb, now);
                 }
@@ -228,14 +229,14 @@ impl SlowStart for CarefulResume {
                 0
             }
             Phase::Validating => {
-                let left = grow_to_ssthresh(tcb, 1, ack.acked);
+                let left = grow_to_ssthresh(tcb, ack.acked, ack.acked);
                 if tcb.snd_una > self.last_unvalidated {
                     self.phase = Phase::Normal;
                 }
                 left
             }
             Phase::SafeRetreat => 0,
-            Phase::Normal => grow_to_ssthresh(tcb, 1, ack.acked),
+            Phase::Normal => grow_to_ssthresh(tcb, ack.acked, ack.acked),
         }
     }
 
@@ -333,7 +334,7 @@ mod tests {
         AckSample {
             acked: 1,
             rtt: Some(Duration::from_millis(rtt_ms)),
-            in_flight: 0,
+            prior_in_flight: 0,
         }
     }
 

@@ -451,6 +451,12 @@ pub fn startup_replaceable(cc: &str) -> bool {
 /// The name `startup` takes to mean "the controller's own slow start".
 pub const DEFAULT_STARTUP: &str = "default";
 
+/// The algorithms without an eBPF port yet, and why: the kernel world refuses them by name.
+pub const WITHOUT_PORT: &[(&str, &str)] = &[(
+    "careful-resume",
+    "its saved path state has to reach the program from the sending host's cache",
+)];
+
 /// Which part of a flow's algorithm specification is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BuildError {
