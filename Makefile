@@ -5,7 +5,7 @@
 #   make test-slow  the slow Python tests only
 #   make test-kernel the kernel tests (root, network namespaces, TUN, tracefs); says why when it skips
 #   make kernel-accuracy  the link emulator's accuracy on this machine (root; about 3 minutes)
-#   make kernel-linux  the simulator's Linux stack beside Linux on 26 paths, 3 runs each, and its table (root; ~32 min)
+#   make kernel-linux  the simulator's Linux stack beside Linux on 29 paths, 3 runs each, and its table (root; ~36 min)
 #   make kernel-bbr    BBR beside Linux's bbr on 16 paths, 3 runs each, and its table (root; ~25 min)
 #   make kernel-bbr3   BBRv3's eBPF port in the kernel beside its model on 8 paths (root; ~10 min)
 #   make kernel-paths  variable-rate, trace-driven, bursty-loss and reordering paths in both worlds (root; ~10 min)
