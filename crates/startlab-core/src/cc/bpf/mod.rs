@@ -474,9 +474,7 @@ fn pacing_image(rate: Option<Rate>, tcb: &Tcb) -> u64 {
 /// `sk_pacing_rate` (payload bytes per second) as the sender's rate: the sender spaces wire
 /// bytes, so it is scaled by wire / payload bytes.
 fn pacing_of_image(payload_bytes_per_s: u64, tcb: &Tcb) -> Rate {
-    let bps =
-        payload_bytes_per_s as u128 * 8 * tcb.wire_bytes as u128 / tcb.mss_bytes.max(1) as u128;
-    Rate::from_bps(bps.clamp(1, u64::MAX as u128) as u64)
+    super::rate_of_sk_pacing_rate(payload_bytes_per_s, tcb)
 }
 
 impl BpfController {
@@ -1092,6 +1090,11 @@ impl CongestionControl for Shadow {
     }
     fn loss_verdicts(&self) -> Option<super::LossVerdicts> {
         self.model.loss_verdicts()
+    }
+    /// The model only: Linux has no per-segment hook, so no port has one (SUSS's port does
+    /// without, see crates/startlab-bpf/bpf/startup/suss.bpf.c).
+    fn on_transmit(&mut self, tcb: &mut Tcb, now: Time) {
+        self.model.on_transmit(tcb, at(now));
     }
 }
 
