@@ -492,7 +492,7 @@ impl Suss {
         pred <= self.delay_min as u64
             && self.round_no < self.p.suss_max + 2
             && no_queue(
-                self.round_no.wrapping_sub(self.r_minupdate),
+                self.round_no.saturating_sub(self.r_minupdate),
                 self.curr_rtt,
                 self.delay_min,
             )
