@@ -128,3 +128,26 @@ fn suss_needs_cubic_and_an_unpaced_sender() {
     assert_eq!(field, "flows[0].tcp.pacing");
     assert!(message.contains("tcp.pacing must be \"none\""), "{message}");
 }
+
+/// `cc = "bpf:cubic"` runs SUSS's eBPF port in the simulator's VM: it has `hooks =
+/// "struct-ops"` only, which it takes by default, and leaves slow start where the model with
+/// those hooks does; the authors' per-segment release is refused, naming the parameter.
+#[test]
+fn the_port_runs_as_the_struct_ops_model() {
+    let times = [195, 295, 395];
+    let model = run(48.0, "suss", "hooks = \"struct-ops\"", &times);
+    let text = scenario_text(48.0, "suss", "", "").replace("cc = \"cubic\"", "cc = \"bpf:cubic\"");
+    let s = scenario::from_toml(&text).unwrap();
+    let r = scenario::build(scenario::resolve(&s).unwrap()).run();
+    let f = r.flows.row(0);
+    assert_eq!(f.ss_exit_reason, model.exit_reason);
+    assert_eq!(f.ss_exit_ns, model.exit_ns);
+    // The port's window is whole segments (CUBIC's growth on the exit ACK is a fraction).
+    assert!((f.ss_exit_cwnd.unwrap() - model.exit_cwnd.unwrap()).abs() < 1.0);
+    let (field, message) = refused(&text.replace(
+        "startup_params = {  }",
+        "startup_params = { hooks = \"kernel\" }",
+    ));
+    assert_eq!(field, "flows[0].startup_params.hooks");
+    assert!(message.contains("\"kernel\" has no eBPF port"), "{message}");
+}

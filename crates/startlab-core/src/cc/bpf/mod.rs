@@ -173,7 +173,9 @@ pub fn port_model(
     }
     let mut cc_params = cc_params.clone();
     port_defaults(target, &mut cc_params);
-    Model::new(target, &cc_params, startup, startup_params).map_err(|mut e| {
+    let mut startup_params = startup_params.clone();
+    port_startup_defaults(startup, &mut startup_params);
+    Model::new(target, &cc_params, startup, &startup_params).map_err(|mut e| {
         if e.field == "cc" {
             e.message = format!("\"{cc}\": {}", e.message);
         }
@@ -190,6 +192,17 @@ pub fn port_defaults(cc: &str, cc_params: &mut Params) {
         cc_params
             .entry("signals")
             .or_insert_with(|| "mainline".into());
+    }
+}
+
+/// The same for start-up algorithms: SUSS's port has what a `tcp_congestion_ops` can do, so its
+/// `hooks` are `"struct-ops"` (`"kernel"`, the authors' per-segment release, is refused by the
+/// port's configuration, naming the field).
+pub fn port_startup_defaults(startup: &str, startup_params: &mut Params) {
+    if startup == "suss" {
+        startup_params
+            .entry("hooks")
+            .or_insert_with(|| "struct-ops".into());
     }
 }
 
