@@ -425,16 +425,17 @@ impl Suss {
             self.exit(tcb, true, TRAIN);
             return;
         }
-        if !self.flag && self.state < state::CAP_EXIT && self.is_blue != 0 {
-            if now_us.wrapping_sub(self.last_ack) as i32 <= ACK_DELTA_US as i32 {
-                self.last_ack = now_us;
-                let threshold = (self.delay_min as u64 + self.ack_delay(tcb)) >> 1;
-                let train =
-                    (now_us.wrapping_sub(self.round_start) as u64) << self.jumps.min(MAX_SHIFT);
-                if train > threshold {
-                    self.flag = true;
-                    self.cap = cap(snd_cwnd(tcb), self.blue_cnt as u64, self.jumps);
-                }
+        if !self.flag
+            && self.state < state::CAP_EXIT
+            && self.is_blue != 0
+            && now_us.wrapping_sub(self.last_ack) as i32 <= ACK_DELTA_US as i32
+        {
+            self.last_ack = now_us;
+            let threshold = (self.delay_min as u64 + self.ack_delay(tcb)) >> 1;
+            let train = (now_us.wrapping_sub(self.round_start) as u64) << self.jumps.min(MAX_SHIFT);
+            if train > threshold {
+                self.flag = true;
+                self.cap = cap(snd_cwnd(tcb), self.blue_cnt as u64, self.jumps);
             }
         }
     }
