@@ -775,10 +775,28 @@ mod tests {
         assert_eq!(predicted_train(4, dtb, 4798), Some(154_590));
     }
 
-    /// Round 5: the cap with cwnd 392, 72 blue segments, 2 jumps: 392 + 72 x 3 = 608.
+    /// Round 5: the cap with cwnd 392, 72 blue segments, 2 jumps: 392 + 72 x 3 = 608; the exit
+    /// at the first ACK that finds cwnd 609 > 608, with 599 in flight: two jumps, so cwnd = 599
+    /// and ssthresh = 599 (state 3), as the log.
     #[test]
-    fn round_five_caps_where_the_authors_log_does() {
+    fn round_five_caps_and_exits_where_the_authors_log_does() {
         assert_eq!(cap(392, 72, 2), 608);
+        let mut s = Suss::new(SussConfig::default());
+        let mut tcb = Tcb::new(1448, 1500, 609.0, f64::INFINITY);
+        s.init(&mut tcb, Time::ZERO);
+        (s.flag, s.cap, s.jumps) = (true, 608, 2);
+        tcb.high_tx = 1000;
+        tcb.snd_una = 401;
+        tcb.in_flight = 599;
+        let sample = AckSample {
+            acked: 1,
+            rtt: Some(Duration::from_micros(LOG_MIN_RTT as u64)),
+            prior_in_flight: 600,
+        };
+        s.pkts_acked(&mut tcb, &sample, Time::from_nanos(600_000_000));
+        assert_eq!((tcb.cwnd, tcb.ssthresh), (599.0, 599.0));
+        assert_eq!(s.state(), state::CAP_EXIT);
+        assert_eq!(tcb.exit_reason_hint, Some(ExitReason::Detector(TRAIN)));
     }
 
     /// Condition 2's tolerance, curr_rtt / minRTT <= 1 + k / (8 (k + 1)): with minRTT
