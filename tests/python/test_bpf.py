@@ -52,6 +52,22 @@ def test_a_port_runs_in_the_simulator_and_leaves_slow_start_as_its_model(
     assert abs(port["ss_exit_cwnd"][0] - model["ss_exit_cwnd"][0]) <= 1.0
 
 
+def test_suss_port_runs_as_its_model_with_what_a_congestion_ops_can_do() -> None:
+    """SUSS's port has the model's `hooks = "struct-ops"` only (docs/algorithms/suss.md): it
+    takes them by default and leaves slow start as the model so configured."""
+    model = startlab.run(
+        document({"cc": "cubic", "startup": "suss", "startup_params": {"hooks": "struct-ops"}})
+    ).flows
+    port = startlab.run(document({"cc": "bpf:cubic", "startup": "suss"})).flows
+    assert port["ss_exit_reason"][0] == model["ss_exit_reason"][0]
+    assert port["ss_exit_ns"][0] == model["ss_exit_ns"][0]
+    assert abs(port["ss_exit_cwnd"][0] - model["ss_exit_cwnd"][0]) <= 1.0
+    with pytest.raises(startlab.ScenarioError, match=r"startup_params\.hooks"):
+        startlab.run(
+            document({"cc": "bpf:cubic", "startup": "suss", "startup_params": {"hooks": "kernel"}})
+        )
+
+
 def test_a_users_controller_runs_from_the_command_line(cli: Cli, tmp_path: Path) -> None:
     clang = shutil.which("clang")
     assert clang, "clang is installed by make setup"

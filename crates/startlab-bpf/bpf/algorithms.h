@@ -33,6 +33,11 @@
  *   set_state(..., __u8 new_state)            nothing
  *   cwnd_event(..., enum tcp_ca_event)        nothing
  *   bool in_startup(...)                      cwnd < ssthresh (tcp_in_slow_start)
+ *   before_cong_avoid(..., __u32 ack,         nothing
+ *     __u32 acked): every cong_avoid, first,
+ *     in or out of slow start
+ *   before_ssthresh(...): before the          nothing
+ *     controller's ssthresh
  *
  * model-based congestion control (MODEL_OPS), run by the struct_ops startlab_model, whose
  * cong_control replaces cong_avoid (and the stack's PRR and pacing rate) as in Linux's
@@ -80,6 +85,8 @@
 		void (*set_state)(HOOK_ARGS(n), __u8 new_state);                        \
 		void (*cwnd_event)(HOOK_ARGS(n), enum tcp_ca_event ev);                 \
 		bool (*in_startup)(HOOK_ARGS(n));                                       \
+		void (*before_cong_avoid)(HOOK_ARGS(n), __u32 ack, __u32 acked);        \
+		void (*before_ssthresh)(HOOK_ARGS(n));                                  \
 	};                                                                              \
 	static const struct n##_ops n##_ops
 
@@ -120,6 +127,7 @@
 #include "startup/vegas_ss.bpf.c"
 #include "startup/hystart.bpf.c"
 #include "startup/hystart_pp.bpf.c"
+#include "startup/suss.bpf.c"  /* after hystart.bpf.c, whose hystart_pacing_rate it uses */
 
 /* One line per name (several names may share a file). */
 #define CC_LIST(X) \
@@ -148,6 +156,7 @@
 	X(search) \
 	X(vegas_ss) \
 	X(hystart) \
-	X(hystart_pp)
+	X(hystart_pp) \
+	X(suss)
 
 #endif

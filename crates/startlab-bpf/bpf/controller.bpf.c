@@ -167,6 +167,10 @@ static __always_inline void startup_pkts_acked(struct ca *ca, const struct ack_s
 static __always_inline void startup_set_state(struct ca *ca, __u8 new_state) { STARTUP_LIST(SS_SET_STATE) }
 #define SS_CWND_EVENT(n) STARTUP_CALL(n, cwnd_event, NOTHING, ev)
 static __always_inline void startup_cwnd_event(struct ca *ca, enum tcp_ca_event ev) { STARTUP_LIST(SS_CWND_EVENT) }
+#define SS_BEFORE_CONG_AVOID(n) STARTUP_CALL(n, before_cong_avoid, NOTHING, ack, acked)
+static __always_inline void startup_before_cong_avoid(struct ca *ca, __u32 ack, __u32 acked) { STARTUP_LIST(SS_BEFORE_CONG_AVOID) }
+#define SS_BEFORE_SSTHRESH(n) STARTUP_CALL(n, before_ssthresh, NOTHING)
+static __always_inline void startup_before_ssthresh(struct ca *ca) { STARTUP_LIST(SS_BEFORE_SSTHRESH) }
 #define SS_IN_STARTUP(n) STARTUP_CALL(n, in_startup, in_slow_start(ca))
 static __always_inline bool startup_in_startup(struct ca *ca) { STARTUP_LIST(SS_IN_STARTUP) return cc_in_startup(ca); }
 
@@ -337,6 +341,8 @@ __u32 BPF_PROG(startlab_ssthresh, struct sock *sk)
 
 	if (!ca_begin(&ca, sk, false))
 		return tcp_reno_ssthresh(sk);
+	if (!own_slow_start())
+		startup_before_ssthresh(&ca);
 	s = cc_ssthresh(&ca);
 	if (!own_slow_start())
 		s = startup_on_loss(&ca, s);
@@ -350,6 +356,8 @@ void BPF_PROG(startlab_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 
 	if (!ca_begin(&ca, sk, false))
 		return;
+	if (!own_slow_start())
+		startup_before_cong_avoid(&ca, ack, acked);
 	if (!own_slow_start() && in_slow_start(&ca)) {
 		/* Linux grows cwnd only when the flow is cwnd-limited (tcp_is_cwnd_limited). */
 		if (!cwnd_limited(&ca))

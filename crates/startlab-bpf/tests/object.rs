@@ -258,6 +258,10 @@ fn every_algorithm_of_the_simulator_has_a_port_taking_all_its_parameters() {
         if a.name == "bbr3" {
             defaults.insert("signals".into(), "mainline".into());
         }
+        // SUSS's port has what a tcp_congestion_ops can do only (cc::suss::Hooks).
+        if a.name == "suss" {
+            defaults.insert("hooks".into(), "struct-ops".into());
+        }
         let s = match a.role {
             Role::Cc => spec(a.name, defaults.into(), "default", None),
             Role::Startup => spec("newreno", reno.clone(), a.name, Some(defaults.into())),

@@ -13,13 +13,16 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 /// (cc, startup) pairs: every controller with its own slow start, and every start-up algorithm
-/// on NewReno.
+/// on NewReno, or on the controller it is part of (`registry::host_controller`: SUSS on CUBIC).
 fn combinations() -> Vec<(String, String)> {
     let mut v = Vec::new();
     for a in registry::algorithms() {
         match a.role {
             Role::Cc => v.push((a.name.to_string(), registry::DEFAULT_STARTUP.to_string())),
-            Role::Startup => v.push(("newreno".to_string(), a.name.to_string())),
+            Role::Startup => v.push((
+                registry::host_controller(a.name).to_string(),
+                a.name.to_string(),
+            )),
             // The sender's pacing modes and initial window are drawn by the scenario fuzzer.
             Role::Pacing | Role::InitialWindow => {}
         }

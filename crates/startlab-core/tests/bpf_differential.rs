@@ -34,10 +34,18 @@ const PATHS: &[(&str, &str, &str)] = &[
 ];
 
 /// The parameters a port runs with where its model's defaults are not what the port implements:
-/// BBRv3's port has only the loss signals mainline Linux gives a struct_ops program.
+/// BBRv3's port has only the loss signals mainline Linux gives a struct_ops program, SUSS's
+/// only what a tcp_congestion_ops can do (no per-segment hook).
 fn cc_params(cc: &str) -> &'static str {
     match cc {
         "bbr3" => r#"cc_params = { signals = "mainline" }"#,
+        _ => "",
+    }
+}
+
+fn startup_params(startup: &str) -> &'static str {
+    match startup {
+        "suss" => r#"startup_params = { hooks = "struct-ops" }"#,
         _ => "",
     }
 }
@@ -66,8 +74,10 @@ access = {{ rate = "1Gbps", delay = "0.5ms" }}
 cc = "{cc}"
 {}
 startup = "{startup}"
+{}
 "#,
-        cc_params(cc)
+        cc_params(cc),
+        startup_params(startup)
     )
 }
 
@@ -100,16 +110,19 @@ fn combinations() -> Vec<(String, String)> {
     {
         match a.role {
             Role::Cc => v.push((a.name.to_string(), registry::DEFAULT_STARTUP.to_string())),
-            Role::Startup => v.push(("newreno".to_string(), a.name.to_string())),
+            Role::Startup => v.push((
+                registry::host_controller(a.name).to_string(),
+                a.name.to_string(),
+            )),
             _ => {}
         }
     }
     v
 }
 
-/// The controllers Linux has, and BBRv3, whose port runs on mainline Linux, under
-/// `tcp.stack = "linux"` (Linux's counting for Reno, Linux's HyStart, RACK-TLP and PRR around
-/// them), on the same three paths.
+/// The controllers Linux has, BBRv3, whose port runs on mainline Linux, and SUSS, part of the
+/// authors' tcp_cubic.c, under `tcp.stack = "linux"` (Linux's counting for Reno, Linux's
+/// HyStart, RACK-TLP and PRR around them), on the same three paths.
 #[test]
 fn under_the_linux_stack_the_ports_follow_their_models() {
     let print = std::env::var_os("STARTLAB_BPF_DIFF").is_some();
@@ -118,6 +131,7 @@ fn under_the_linux_stack_the_ports_follow_their_models() {
         ("newreno", "default"),
         ("cubic", "default"),
         ("cubic", "hystart"),
+        ("cubic", "suss"),
         ("bbr", "default"),
         ("bbr3", "default"),
     ] {

@@ -188,7 +188,11 @@ fn every_controller_keeps_its_window_sane_under_any_hook_sequence() {
     for a in registry::algorithms() {
         let (cc, startup) = match a.role {
             Role::Cc => (a.name, registry::DEFAULT_STARTUP),
-            Role::Startup => ("reno", a.name),
+            // On Reno, or on the controller it is part of (SUSS on CUBIC).
+            Role::Startup => (
+                registry::startup_controllers(a.name).map_or("reno", |ccs| ccs[0]),
+                a.name,
+            ),
             #[allow(unreachable_patterns)]
             _ => continue,
         };

@@ -99,7 +99,7 @@ proptest! {
         let value = value_for(p.range, pick, t);
         let flow = match a.role {
             Role::Cc => format!("cc = \"{}\"\ncc_params = {{ {} = {value} }}", a.name, p.name),
-            _ => format!("cc = \"newreno\"\nstartup = \"{}\"\nstartup_params = {{ {} = {value} }}", a.name, p.name),
+            _ => format!("cc = \"{}\"\nstartup = \"{}\"\nstartup_params = {{ {} = {value} }}", registry::host_controller(a.name), a.name, p.name),
         };
         match resolve(&flow) {
             Err(e) => {

@@ -155,6 +155,17 @@ fn traffic() -> impl Strategy<Value = String> {
             .prop_map(|(cc, startup, tcp, count, start, size, stop, cc_param, startup_param)| {
                 // BBR's Startup is its own: no start-up algorithm replaces it.
                 let startup = if registry::startup_replaceable(cc) { startup } else { registry::DEFAULT_STARTUP };
+                // A start-up algorithm that is part of one controller runs on it (SUSS on
+                // CUBIC), and one that paces its own segments on a sender that does not.
+                let cc = match registry::startup_controllers(startup) {
+                    Some(ccs) if !ccs.contains(&cc) => ccs[0],
+                    _ => cc,
+                };
+                let tcp = if registry::UNPACED_SENDER_ONLY.contains(&startup) {
+                    tcp.replace(&format!("pacing = \"{}\"", tcp.split("pacing = \"").nth(1).and_then(|r| r.split('"').next()).unwrap_or("none")), "pacing = \"none\"")
+                } else {
+                    tcp
+                };
                 let mut s = format!("kind = \"tcp\"\ncc = \"{cc}\"\nstartup = \"{startup}\"\ntcp = {tcp}\ncount = {count}\nstagger = \"50ms\"\nstart = \"{start}ms\"\nsize = {size}\n");
                 // A parameter of the controller or of the start-up algorithm, within its range.
                 if let Some(kv) = cc_param.and_then(|(i, t)| param_within(cc, i, t)) {

@@ -364,7 +364,7 @@ fn kernel_control(
             _ => {}
         }
     }
-    let (mut resolved_cc, resolved_startup) = controller.resolved_params();
+    let (mut resolved_cc, mut resolved_startup) = controller.resolved_params();
     // BBRv3's port sees what a struct_ops program sees on mainline Linux (cc::bbr3::Signals):
     // not Google's v3 kernel's per-segment tx_in_flight, tx.lost and skb_marked_lost.
     if cc == "bbr3" {
@@ -378,6 +378,21 @@ fn kernel_control(
         }
         if let Some(params) = resolved_cc.as_object_mut() {
             params.insert("signals".into(), "mainline".into());
+        }
+    }
+    // SUSS's port has what a tcp_congestion_ops can do (cc::suss::Hooks): not the authors'
+    // per-segment cwnd increase and delayed pacing start, which are kernel changes.
+    if startup == "suss" {
+        if let Some((_, v)) = startup_params.iter().find(|(k, _)| k == "hooks") {
+            if v != "struct-ops" {
+                return Err(refuse(
+                    format!("{at}.startup_params.hooks"),
+                    format!("{v}: the kernel world runs SUSS as its eBPF port, a tcp_congestion_ops, which has no per-segment hook and cannot write tcp_wstamp_ns; allowed here: \"struct-ops\""),
+                ));
+            }
+        }
+        if let Some(params) = resolved_startup.as_mut().and_then(|p| p.as_object_mut()) {
+            params.insert("hooks".into(), "struct-ops".into());
         }
     }
     let spec = ControllerSpec {
@@ -1010,6 +1025,33 @@ mod tests {
         let e = refusal("[[flows]]\ncc = \"bbr3\"\ncc_params = { signals = \"v3\" }\n");
         assert!(
             e.starts_with("flows[0].cc_params.signals: \"v3\": the kernel world"),
+            "{e}"
+        );
+    }
+
+    /// SUSS runs as its port with `hooks = "struct-ops"` whatever the simulator's default; the
+    /// authors' per-segment release is refused by name.
+    #[test]
+    fn suss_runs_as_its_port_with_what_a_congestion_ops_can_do() {
+        let p = plan(
+            &resolved("[[flows]]\ncc = \"cubic\"\nstartup = \"suss\"\n"),
+            &kernel(),
+        )
+        .unwrap();
+        let port = &p.controllers[0];
+        assert_eq!(
+            (port.spec.cc.as_str(), port.spec.startup.as_str()),
+            ("cubic", "suss")
+        );
+        assert_eq!(
+            port.spec.startup_params.as_ref().unwrap()["hooks"],
+            "struct-ops"
+        );
+        let e = refusal(
+            "[[flows]]\ncc = \"cubic\"\nstartup = \"suss\"\nstartup_params = { hooks = \"kernel\" }\n",
+        );
+        assert!(
+            e.starts_with("flows[0].startup_params.hooks: \"kernel\": the kernel world"),
             "{e}"
         );
     }

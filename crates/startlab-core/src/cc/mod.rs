@@ -14,6 +14,7 @@
 //! | `pkts_acked`    | `pkts_acked`               | every ACK that acknowledges data, with an RTT sample    |
 //! | `undo_cwnd`     | `undo_cwnd`                | a window reduction turned out to be spurious            |
 //! | `cong_control`  | `cong_control`             | every ACK, with a delivery-rate sample; if it returns `true` it has set cwnd / pacing itself and `cong_avoid` is not called |
+//! | `on_transmit`   | (none)                     | a data segment has just been sent (`tcp_update_skb_after_send`); for a model of a kernel change outside `tcp_congestion_ops` (SUSS) |
 //!
 //! The congestion window is counted in segments, as the papers count it, and is fractional (ns-2's
 //! `cwnd_` is a double): the per-ACK increments of Reno, Westwood, Astart or P-Start are fractions
@@ -54,6 +55,7 @@ pub mod reno;
 pub mod rounds;
 pub mod search;
 pub mod slow_start;
+pub mod suss;
 pub mod testing;
 pub mod vegas;
 pub mod westwood;
@@ -277,6 +279,15 @@ impl Tcb {
     }
 }
 
+/// Linux's `sk_pacing_rate` (payload bytes per second) as the sender's pacing rate: the sender
+/// spaces wire bytes, so the rate is scaled by wire / payload bytes, and a full segment leaves
+/// every `mss / rate` seconds, as Linux's internal pacing spaces them (`skb->len` is payload).
+pub fn rate_of_sk_pacing_rate(payload_bytes_per_s: u64, tcb: &Tcb) -> Rate {
+    let bps =
+        payload_bytes_per_s as u128 * 8 * tcb.wire_bytes as u128 / tcb.mss_bytes.max(1) as u128;
+    Rate::from_bps(bps.clamp(1, u64::MAX as u128) as u64)
+}
+
 /// What an ACK acknowledged, for `cong_avoid`.
 #[derive(Copy, Clone, Debug)]
 pub struct Ack {
@@ -436,6 +447,15 @@ pub trait CongestionControl: fmt::Debug {
     /// `tcp_mark_skb_lost` in Google's v3 kernel); `tcb.lost` counts it.
     fn skb_marked_lost(&mut self, _tcb: &mut Tcb, _seg: &LostSegment, _now: Time) {}
 
+    /// A data segment has just been sent (new data or a retransmission): the pacer has counted
+    /// it and `tcb.in_flight` and `tcb.high_tx` include it; `tcb.next_departure` is when the
+    /// next segment may leave. Linux's `tcp_congestion_ops` has no such hook: it stands for
+    /// code in `tcp_update_skb_after_send`, where the authors' SUSS kernel raises cwnd and
+    /// starts pacing. A controller may raise `tcb.cwnd`, set `tcb.pacing_rate`, and move
+    /// `tcb.next_departure` later (Linux `tcp_wstamp_ns`): the next segment then waits for it.
+    /// eBPF programs have no such hook.
+    fn on_transmit(&mut self, _tcb: &mut Tcb, _now: Time) {}
+
     /// Whether it resumes from saved path state (Careful Resume, a start-up algorithm).
     fn resumes(&self) -> bool {
         false
@@ -513,6 +533,22 @@ pub trait SlowStart: fmt::Debug {
         ssthresh
     }
 
+    /// A loss or an ECN echo is about to have the controller compute ssthresh (before
+    /// [`CongestionControl::ssthresh`]): a start-up algorithm may change cwnd first, as
+    /// code the authors' SUSS kernel runs in `tcp_init_cwnd_reduction` does.
+    fn before_ssthresh(&mut self, _tcb: &mut Tcb, _now: Time) {}
+
+    /// Every ACK that reaches `cong_avoid`, first, in or out of slow start and before the test
+    /// of whether the flow is cwnd-limited: the part of a controller's `cong_avoid` that runs
+    /// before `tcp_slow_start` (SUSS's measurements in its `cubictcp_cong_avoid`).
+    fn before_cong_avoid(&mut self, _tcb: &mut Tcb, _ack: &Ack, _now: Time) {}
+
+    /// Every ACK, as [`CongestionControl::in_ack_event`].
+    fn in_ack_event(&mut self, _tcb: &mut Tcb, _event: AckEvent, _now: Time) {}
+
+    /// A data segment has just been sent, as [`CongestionControl::on_transmit`].
+    fn on_transmit(&mut self, _tcb: &mut Tcb, _now: Time) {}
+
     /// Whether it resumes from saved path state (Careful Resume).
     fn resumes(&self) -> bool {
         false
@@ -551,10 +587,12 @@ impl CongestionControl for WithStartup {
         self.startup.init(tcb, now);
     }
     fn ssthresh(&mut self, tcb: &mut Tcb, now: Time) -> f64 {
+        self.startup.before_ssthresh(tcb, now);
         let s = self.cc.ssthresh(tcb, now);
         self.startup.on_loss(tcb, s, now)
     }
     fn cong_avoid(&mut self, tcb: &mut Tcb, ack: &Ack, now: Time) {
+        self.startup.before_cong_avoid(tcb, ack, now);
         let mut ack = *ack;
         if tcb.in_slow_start() {
             // Linux grows cwnd only when the flow is cwnd-limited (`tcp_is_cwnd_limited`).
@@ -584,7 +622,12 @@ impl CongestionControl for WithStartup {
         self.cc.undo_cwnd(tcb)
     }
     fn in_ack_event(&mut self, tcb: &mut Tcb, event: AckEvent, now: Time) {
+        self.startup.in_ack_event(tcb, event, now);
         self.cc.in_ack_event(tcb, event, now);
+    }
+    fn on_transmit(&mut self, tcb: &mut Tcb, now: Time) {
+        self.cc.on_transmit(tcb, now);
+        self.startup.on_transmit(tcb, now);
     }
     fn needs_ecn(&self) -> bool {
         self.cc.needs_ecn()

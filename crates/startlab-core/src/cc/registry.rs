@@ -337,6 +337,15 @@ const STARTUPS: &[StartupEntry] = &[
         resolve: resolve::<SearchConfig>,
         prepare: |p| Ok(startup_maker(Search::new(parse(p)?))),
     },
+    // Arghavani et al., SIGCOMM 2024; the authors' Linux (SUSSdeveloper/SUSS)
+    StartupEntry {
+        name: "suss",
+        summary: "SUSS on CUBIC with Linux's HyStart: while a round's ACK train is short against minRTT and predicted to stay so, the window grows x4 per round instead of x2, the extra segments paced over the part of the RTT the ACK-clocked ones leave; its own ACK-train exit replaces HyStart's, HyStart's delay exit stays",
+        source: "Arghavani et al., SIGCOMM 2024; SUSSdeveloper/SUSS sourceCode/linux-6.8/suss (tcp_cubic.c suss_measurements, suss_speedup, suss_cap; tcp_output.c; tcp_input.c)",
+        params: param_info::<super::suss::SussConfig>,
+        resolve: resolve::<super::suss::SussConfig>,
+        prepare: |p| Ok(startup_maker(super::suss::Suss::new(parse(p)?))),
+    },
 ];
 
 /// A mechanism of the sender that is not a controller: pacing modes and the initial window,
@@ -451,6 +460,35 @@ pub fn startup_replaceable(cc: &str) -> bool {
 /// The name `startup` takes to mean "the controller's own slow start".
 pub const DEFAULT_STARTUP: &str = "default";
 
+/// Start-up algorithms that are part of one controller's code in their source, with the
+/// controllers they run on and why: SUSS is a change to Linux's `tcp_cubic.c` (its HyStart, its
+/// loss response), so it runs on CUBIC only.
+pub const STARTUP_CONTROLLERS: &[(&str, &[&str], &str)] = &[(
+    "suss",
+    &["cubic"],
+    "SUSS is part of the authors' tcp_cubic.c: it replaces CUBIC's HyStart ACK-train exit, keeps its delay exit and changes CUBIC's loss response",
+)];
+
+/// The controllers start-up algorithm `startup` may run on, `None` for any whose slow start
+/// can be replaced.
+pub fn startup_controllers(startup: &str) -> Option<&'static [&'static str]> {
+    STARTUP_CONTROLLERS
+        .iter()
+        .find(|(s, _, _)| *s == startup)
+        .map(|(_, ccs, _)| *ccs)
+}
+
+/// A controller start-up algorithm `startup` runs on: NewReno for those that run on any, the
+/// first of theirs for the others (what the tests that run every algorithm pair it with).
+pub fn host_controller(startup: &str) -> &'static str {
+    startup_controllers(startup).map_or("newreno", |ccs| ccs[0])
+}
+
+/// Start-up algorithms that pace their own segments as the authors' kernel does, which needs
+/// a sender that does not pace by itself (`tcp.pacing = "none"`): the authors' SUSS turns
+/// itself off on a socket that is already paced (`cubictcp_init`).
+pub const UNPACED_SENDER_ONLY: &[&str] = &["suss"];
+
 /// The algorithms without an eBPF port yet, and why: the kernel world refuses them by name.
 pub const WITHOUT_PORT: &[(&str, &str)] = &[(
     "careful-resume",
@@ -529,6 +567,22 @@ impl Model {
                 field: "startup".into(),
                 message: format!(
                     "\"{}\" sets cwnd and pacing from its model on every ACK (cong_control), its Startup included, so no slow start can replace it: startup must be \"default\", not \"{startup}\"",
+                    entry.name
+                ),
+            });
+        }
+        if let Some((_, ccs, why)) = STARTUP_CONTROLLERS
+            .iter()
+            .find(|(s, ccs, _)| *s == startup && !ccs.contains(&entry.name))
+        {
+            return Err(BuildError {
+                field: "startup".into(),
+                message: format!(
+                    "\"{startup}\" runs on {} only, not on \"{}\" ({why})",
+                    ccs.iter()
+                        .map(|c| format!("\"{c}\""))
+                        .collect::<Vec<_>>()
+                        .join(", "),
                     entry.name
                 ),
             });

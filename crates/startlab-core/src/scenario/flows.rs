@@ -485,6 +485,17 @@ fn tcp_flow(
     let controller = controller::factory(&cc, &cc_params, &startup, &startup_params)
         .map_err(|e| err(at(&e.field), e.message))?;
     check::flow_tcp(&merged, f.tcp.as_ref(), document, &at("tcp"))?;
+    if merged.pacing != PacingText::None
+        && registry::UNPACED_SENDER_ONLY.contains(&controller.startup())
+    {
+        return Err(err(
+            at("tcp.pacing"),
+            format!(
+                "startup = \"{}\" paces its own segments and needs a sender that does not pace by itself: tcp.pacing must be \"none\" (the authors' kernel turns it off on a socket that is already paced)",
+                controller.startup()
+            ),
+        ));
+    }
     Ok(TcpFlow {
         given: f.tcp.clone(),
         tcp: merged,

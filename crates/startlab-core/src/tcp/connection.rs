@@ -397,6 +397,12 @@ impl Connection {
             self.pacer
                 .on_transmit(now, self.tcb.pacing_rate, wire_bytes as u64);
         }
+        // The controller's per-segment hook (tcp_update_skb_after_send), with the segment
+        // counted; it may move the next departure later (tcp_wstamp_ns).
+        self.tcb.in_flight = self.in_flight();
+        self.tcb.next_departure = self.pacer.next_departure(now);
+        self.cc.on_transmit(&mut self.tcb, now);
+        self.pacer.defer_to(self.tcb.next_departure);
         stack.on_transmit(self, now, new_data, prior_packets);
         out.packets.push(Packet {
             flow: self.flow,

@@ -52,6 +52,12 @@ impl Pacer {
         }
     }
 
+    /// The next segment may not leave before `t` (a controller moved Linux's `tcp_wstamp_ns`
+    /// later); an earlier `t` changes nothing.
+    pub fn defer_to(&mut self, t: Time) {
+        self.next = self.next.max(t);
+    }
+
     /// The connection closed: nothing is held any more.
     pub fn stop(&mut self) {
         self.blocked = false;

@@ -173,7 +173,9 @@ pub fn port_model(
     }
     let mut cc_params = cc_params.clone();
     port_defaults(target, &mut cc_params);
-    Model::new(target, &cc_params, startup, startup_params).map_err(|mut e| {
+    let mut startup_params = startup_params.clone();
+    port_startup_defaults(startup, &mut startup_params);
+    Model::new(target, &cc_params, startup, &startup_params).map_err(|mut e| {
         if e.field == "cc" {
             e.message = format!("\"{cc}\": {}", e.message);
         }
@@ -190,6 +192,17 @@ pub fn port_defaults(cc: &str, cc_params: &mut Params) {
         cc_params
             .entry("signals")
             .or_insert_with(|| "mainline".into());
+    }
+}
+
+/// The same for start-up algorithms: SUSS's port has what a `tcp_congestion_ops` can do, so its
+/// `hooks` are `"struct-ops"` (`"kernel"`, the authors' per-segment release, is refused by the
+/// port's configuration, naming the field).
+pub fn port_startup_defaults(startup: &str, startup_params: &mut Params) {
+    if startup == "suss" {
+        startup_params
+            .entry("hooks")
+            .or_insert_with(|| "struct-ops".into());
     }
 }
 
@@ -474,9 +487,7 @@ fn pacing_image(rate: Option<Rate>, tcb: &Tcb) -> u64 {
 /// `sk_pacing_rate` (payload bytes per second) as the sender's rate: the sender spaces wire
 /// bytes, so it is scaled by wire / payload bytes.
 fn pacing_of_image(payload_bytes_per_s: u64, tcb: &Tcb) -> Rate {
-    let bps =
-        payload_bytes_per_s as u128 * 8 * tcb.wire_bytes as u128 / tcb.mss_bytes.max(1) as u128;
-    Rate::from_bps(bps.clamp(1, u64::MAX as u128) as u64)
+    super::rate_of_sk_pacing_rate(payload_bytes_per_s, tcb)
 }
 
 impl BpfController {
@@ -1092,6 +1103,11 @@ impl CongestionControl for Shadow {
     }
     fn loss_verdicts(&self) -> Option<super::LossVerdicts> {
         self.model.loss_verdicts()
+    }
+    /// The model only: Linux has no per-segment hook, so no port has one (SUSS's port does
+    /// without, see crates/startlab-bpf/bpf/startup/suss.bpf.c).
+    fn on_transmit(&mut self, tcb: &mut Tcb, now: Time) {
+        self.model.on_transmit(tcb, at(now));
     }
 }
 
