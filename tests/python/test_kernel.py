@@ -797,3 +797,27 @@ def test_a_saved_ssthresh_ends_the_next_slow_start_alike_in_both_worlds(
     assert sim["ss_exit_reason"].to_list() == ["loss", "threshold"]
     k, s = kernel["ss_exit_cwnd"][1], sim["ss_exit_cwnd"][1]
     assert k == pytest.approx(s, rel=0.15), (k, s)
+
+
+@pytest.mark.kernel
+def test_the_suss_port_exits_with_its_model_in_the_kernel(tmp_path: Path, kernel_world: None) -> None:
+    # SUSS's eBPF port (docs/algorithms/suss.md; hooks = "struct-ops" in both worlds) on
+    # 50 Mbit/s, 100 ms: its own ACK-train exit, at the simulator's time within 5 %.
+    topology = {
+        "kind": "dumbbell",
+        "bottleneck": {
+            "rate": "50Mbps",
+            "delay": "49ms",
+            "queue": {"kind": "droptail", "limit": "2BDP"},
+        },
+        "access": {"rate": "1Gbps", "delay": "0.5ms"},
+    }
+    flows = [{"cc": "cubic", "startup": "suss", "size": "1MB"}]
+    path = scenario(
+        tmp_path / "s.toml", flows, topology=topology, duration="3s", tcp={"stack": "linux"}
+    )
+    comparison = startlab.compare.compare(path)
+    sim = comparison.simulator.flows.row(0, named=True)
+    ker = comparison.kernel.flows.row(0, named=True)
+    assert sim["ss_exit_reason"] == ker["ss_exit_reason"] == "suss-train"
+    assert ker["ss_exit_s"] == pytest.approx(sim["ss_exit_s"], rel=0.05)
