@@ -800,7 +800,9 @@ def test_a_saved_ssthresh_ends_the_next_slow_start_alike_in_both_worlds(
 
 
 @pytest.mark.kernel
-def test_the_suss_port_exits_with_its_model_in_the_kernel(tmp_path: Path, kernel_world: None) -> None:
+def test_the_suss_port_exits_with_its_model_in_the_kernel(
+    tmp_path: Path, kernel_world: None
+) -> None:
     # SUSS's eBPF port (docs/algorithms/suss.md; hooks = "struct-ops" in both worlds) on
     # 50 Mbit/s, 100 ms: its own ACK-train exit, at the simulator's time within 5 %.
     topology = {
