@@ -82,17 +82,24 @@ def kernel_world() -> Iterator[None]:
 
 HYSTART = {"cc": "cubic", "startup": "hystart", "startup_params": {"variant": "linux"}}
 
+
 # 100 Mbit/s, 40 ms, a 1-BDP buffer: Linux's HyStart (unpaced) ends slow start by the ACK train
 # near the BDP (docs/kernel.md).
-HUNDRED_MBIT_40MS = {
-    "kind": "dumbbell",
-    "bottleneck": {
-        "rate": "100Mbps",
-        "delay": "19ms",
-        "queue": {"kind": "droptail", "limit": "1BDP"},
-    },
-    "access": {"rate": "1Gbps", "delay": "0.5ms"},
-}
+def dumbbell(rate: str, delay: str, limit: str) -> dict[str, Any]:
+    """A one-pair dumbbell: a DropTail bottleneck of ``rate``, ``delay`` and ``limit`` behind
+    1 Gbit/s access links of 0.5 ms."""
+    return {
+        "kind": "dumbbell",
+        "bottleneck": {
+            "rate": rate,
+            "delay": delay,
+            "queue": {"kind": "droptail", "limit": limit},
+        },
+        "access": {"rate": "1Gbps", "delay": "0.5ms"},
+    }
+
+
+HUNDRED_MBIT_40MS = dumbbell("100Mbps", "19ms", "1BDP")
 
 
 # -- refusals: no root needed ------------------------------------------------------------------
@@ -781,15 +788,7 @@ def test_a_saved_ssthresh_ends_the_next_slow_start_alike_in_both_worlds(
     # worlds, without a loss, at about the same window.
     flows = [{"cc": "cubic", "startup": "slow-start", "size": "4MB", "count": 2, "stagger": "3s"}]
     tcp = {"stack": "linux", "metrics": True, "metrics_ssthresh": True}
-    topology = {
-        "kind": "dumbbell",
-        "bottleneck": {
-            "rate": "50Mbps",
-            "delay": "19ms",
-            "queue": {"kind": "droptail", "limit": "0.5BDP"},
-        },
-        "access": {"rate": "1Gbps", "delay": "0.5ms"},
-    }
+    topology = dumbbell("50Mbps", "19ms", "0.5BDP")
     path = scenario(tmp_path / "m.toml", flows, topology=topology, duration="7s", tcp=tcp)
     kernel = startlab.kernel.run(path).flows.sort("flow")
     sim = startlab.run(path).flows.sort("flow")
@@ -805,15 +804,7 @@ def test_the_suss_port_exits_with_its_model_in_the_kernel(
 ) -> None:
     # SUSS's eBPF port (docs/algorithms/suss.md; hooks = "struct-ops" in both worlds) on
     # 50 Mbit/s, 100 ms: its own ACK-train exit, at the simulator's time within 5 %.
-    topology = {
-        "kind": "dumbbell",
-        "bottleneck": {
-            "rate": "50Mbps",
-            "delay": "49ms",
-            "queue": {"kind": "droptail", "limit": "2BDP"},
-        },
-        "access": {"rate": "1Gbps", "delay": "0.5ms"},
-    }
+    topology = dumbbell("50Mbps", "49ms", "2BDP")
     flows = [{"cc": "cubic", "startup": "suss", "size": "1MB"}]
     path = scenario(
         tmp_path / "s.toml", flows, topology=topology, duration="3s", tcp={"stack": "linux"}

@@ -391,16 +391,7 @@ fn sender(job: &TcpJob) -> TcpOutcome {
     }
     // A finite flow completes when its last byte is acknowledged.
     if job.bytes.is_some() && sent == limit {
-        while monotonic_ns() < job.stop_ns && !aborted() {
-            match tcp_info(&s) {
-                Ok((info, _)) if info.unacked == 0 && info.notsent_bytes == 0 => {
-                    out.completed_ns = Some(monotonic_ns());
-                    break;
-                }
-                Ok(_) => std::thread::sleep(Duration::from_micros(200)),
-                Err(_) => break,
-            }
-        }
+        out.completed_ns = wait_all_acked(&s, job.stop_ns);
     }
     if let Ok((info, _)) = tcp_info(&s) {
         out.info = info;

@@ -285,10 +285,6 @@ impl SlowStart for CarefulResume {
         }
     }
 
-    fn in_startup(&self, tcb: &Tcb) -> bool {
-        tcb.in_slow_start()
-    }
-
     fn resumes(&self) -> bool {
         true
     }

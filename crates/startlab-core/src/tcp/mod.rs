@@ -258,15 +258,6 @@ impl FlowSize {
         self.segments == u32::MAX
     }
 
-    /// Payload bytes of segment `seq`.
-    pub fn payload(self, seq: u32, mss: u32) -> u32 {
-        if !self.is_unlimited() && seq + 1 == self.segments {
-            self.last_segment_bytes
-        } else {
-            mss
-        }
-    }
-
     pub fn total_bytes(self, mss: u32) -> Option<u64> {
         (!self.is_unlimited()).then(|| {
             if self.segments == 0 {
@@ -292,8 +283,6 @@ mod tests {
     fn flow_size_counts_a_short_last_segment() {
         let s = FlowSize::from_bytes(2500, 1000);
         assert_eq!((s.segments, s.last_segment_bytes), (3, 500));
-        assert_eq!(s.payload(2, 1000), 500);
-        assert_eq!(s.payload(1, 1000), 1000);
         assert_eq!(s.total_bytes(1000), Some(2500));
         let s = FlowSize::from_bytes(3000, 1000);
         assert_eq!((s.segments, s.last_segment_bytes), (3, 1000));
