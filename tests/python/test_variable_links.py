@@ -123,6 +123,11 @@ def test_traces_and_csv_files_are_found_next_to_the_scenario(tmp_path: Path, cli
 BAD = [
     ('rate = { trace = "bad.trace" }', "topology.bottleneck.rate.trace", "line 3"),
     ('rate = { csv = "bad.csv" }', "topology.bottleneck.rate.csv", "line 2"),
+    (
+        'rate = "10Mbps", reverse_delay = { csv = "long.csv" }',
+        "topology.bottleneck.reverse_delay.csv",
+        "long.csv line 3: value: invalid delay",
+    ),
     ('rate = { trace = "missing.trace" }', "topology.bottleneck.rate.trace", "cannot read"),
     ('rate = { steps = [["1s", "10Mbps"]] }', "topology.bottleneck.rate.steps[0]", '"0s"'),
     (
@@ -163,6 +168,7 @@ def test_a_bad_schedule_or_trace_is_refused_naming_file_line_and_field(
 ) -> None:
     (tmp_path / "bad.trace").write_text("1\n2\nx\n")
     (tmp_path / "bad.csv").write_text("0s,10Mbps\n1s\n")
+    (tmp_path / "long.csv").write_text("0s,10ms\n1s,60min\n2s,61min\n")
     scenario = tmp_path / "bad.toml"
     scenario.write_text(
         f'duration = "1s"\n[topology]\nkind = "dumbbell"\n'

@@ -159,31 +159,39 @@ fn file_error(path: &str, field: &str, file: &str, e: TraceError) -> ScenarioErr
 
 /// What one kind of value needs from its schedule's checks.
 trait Checked: Level {
+    /// The value's range: `Err` says what is wrong and what is allowed.
+    fn within_range(self) -> Result<(), String>;
+
     /// Checks one value; `what` is its field path.
-    fn check(self, what: &str) -> Result<(), ScenarioError>;
+    fn check(self, what: &str) -> Result<(), ScenarioError> {
+        self.within_range().map_err(|e| err(what, e))
+    }
 }
 
 impl Checked for Rate {
-    fn check(self, what: &str) -> Result<(), ScenarioError> {
+    fn within_range(self) -> Result<(), String> {
         if self.bps() > FASTEST_BPS {
-            return Err(err(what, format!("invalid rate {self}: at most 10Tbps")));
+            return Err(format!("invalid rate {self}: at most 10Tbps"));
         }
         Ok(())
     }
 }
 
 impl Checked for Duration {
-    fn check(self, what: &str) -> Result<(), ScenarioError> {
+    fn within_range(self) -> Result<(), String> {
         if self > Duration::from_secs(3600) {
-            return Err(err(what, format!("invalid delay {self}: at most 1h")));
+            return Err(format!("invalid delay {self}: at most 1h"));
         }
         Ok(())
     }
 }
 
 impl Checked for f64 {
-    fn check(self, what: &str) -> Result<(), ScenarioError> {
-        super::check::probability(self, what)
+    fn within_range(self) -> Result<(), String> {
+        if !(0.0..=1.0).contains(&self) {
+            return Err(format!("invalid probability {self}: expected 0 to 1"));
+        }
+        Ok(())
     }
 }
 
@@ -271,7 +279,7 @@ fn schedule<S: Clone, T: Checked>(
         });
     }
     if let Some(file) = &spec.csv {
-        let (_, first) = check_csv::<T>(std::path::Path::new(file), period)
+        let (_, first) = check_csv::<T>(std::path::Path::new(file), period, T::within_range)
             .map_err(|e| file_error(path, "csv", file, e))?;
         return Ok(Schedule::Csv {
             path: Arc::new(PathBuf::from(file)),

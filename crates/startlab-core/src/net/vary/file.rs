@@ -259,9 +259,14 @@ fn csv_step<T: Level>(line: &str, number: u64) -> Result<Option<(Duration, T)>, 
     Ok(Some((at, v)))
 }
 
-/// Checks a CSV step file: the first step at 0, times strictly increasing, every value valid,
-/// and, with a period, every time below it. Returns the number of steps and the first value.
-pub fn check_csv<T: Level>(path: &Path, period: Option<Duration>) -> Result<(u64, T), TraceError> {
+/// Checks a CSV step file: the first step at 0, times strictly increasing, every value valid
+/// and within `range` (which says what is wrong, as a scenario's own value is refused), and, with
+/// a period, every time below it. Returns the number of steps and the first value.
+pub fn check_csv<T: Level>(
+    path: &Path,
+    period: Option<Duration>,
+    range: impl Fn(T) -> Result<(), String>,
+) -> Result<(u64, T), TraceError> {
     let mut lines = Lines::open(path)?;
     let (mut count, mut last, mut first) = (0u64, None::<Duration>, None::<T>);
     while let Some(line) = lines.next() {
@@ -269,6 +274,7 @@ pub fn check_csv<T: Level>(path: &Path, period: Option<Duration>) -> Result<(u64
         let Some((at, value)) = csv_step::<T>(line, n)? else {
             continue;
         };
+        range(value).map_err(|e| TraceError::at(n, format!("value: {e}")))?;
         first.get_or_insert(value);
         match last {
             None if !at.is_zero() => {

@@ -251,7 +251,7 @@ fn malformed_traces_are_refused_with_their_line() {
 fn csv_steps_are_streamed_and_checked() {
     let f = TempFile::new("csv", "# time,rate\n0s,10Mbps\n1.5s,0bps\n2s,20Mbps\n");
     assert_eq!(
-        check_csv::<Rate>(&f.0, Some(Duration::from_secs(3))),
+        check_csv::<Rate>(&f.0, Some(Duration::from_secs(3)), |_| Ok(())),
         Ok((3, Rate::from_mbps(10)))
     );
     let s: Schedule<Rate> = Schedule::Csv {
@@ -273,9 +273,19 @@ fn csv_steps_are_streamed_and_checked() {
         ("0s,1Mbps\n4s,1Mbps\n", 2), // not before the period
     ] {
         let f = TempFile::new("csvbad", text);
-        let e = check_csv::<Rate>(&f.0, Some(Duration::from_secs(3))).expect_err(text);
+        let e = check_csv::<Rate>(&f.0, Some(Duration::from_secs(3)), |_| Ok(())).expect_err(text);
         assert_eq!(e.line, line, "{text:?}: {e:?}");
     }
+    // A value outside the field's range is refused at its line, with the range's own words.
+    let f = TempFile::new("csvrange", "0s,10Mbps\n1s,20Mbps\n2s,90Mbps\n");
+    let at_most_50 = |r: Rate| {
+        (r <= Rate::from_mbps(50))
+            .then_some(())
+            .ok_or_else(|| format!("invalid rate {r}: at most 50Mbps"))
+    };
+    let e = check_csv::<Rate>(&f.0, None, at_most_50).expect_err("90 Mbit/s");
+    assert_eq!(e.line, 3);
+    assert_eq!(e.message, "value: invalid rate 90Mbps: at most 50Mbps");
 }
 
 #[test]
