@@ -551,3 +551,59 @@ struct tcp_congestion_ops cwr = {{
     assert_eq!(run(&["-DREACT"], "ns2"), run(&[], "ns2"));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Each field a user's program reads of the sender's pipe, retransmissions, window reduction
+/// and retransmission timer holds the sender's value, in the kernel's units: `tests/bpf/
+/// probe.bpf.c` copies the field its parameter names into snd_cwnd.
+#[test]
+fn a_users_program_reads_the_pipe_the_reduction_and_the_timer_as_the_sender_keeps_them() {
+    use startlab_core::cc::{Ack, Tcb};
+    use startlab_core::scenario::resolved::Traffic;
+    use startlab_core::time::{Duration, Time};
+    let dir = tmp("probe");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bpf/probe.bpf.c");
+    let object = compile(&source, &dir, &[]);
+    // 50 segments out (snd_una 50, high_tx 100): 7 SACKed, 5 deemed lost, 3 of them
+    // retransmitted again, so 50 - (7 + 5) + 3 = 41 in the pipe.
+    let mut tcb = Tcb::new(1448, 1500, 10.0, f64::INFINITY);
+    tcb.snd_una = 50;
+    tcb.high_tx = 100;
+    tcb.sacked_out = 7;
+    tcb.lost_out = 5;
+    tcb.retrans_out = 3;
+    tcb.in_flight = 41;
+    tcb.total_retrans = 9;
+    tcb.data_segs_out = 150;
+    tcb.prr_delivered = 4;
+    tcb.mdev4 = Duration::from_micros(1500);
+    tcb.rto = Duration::from_micros(234_500);
+    tcb.backoff = 2;
+    let expected = [
+        (0, 7),    // sacked_out
+        (1, 5),    // lost_out
+        (2, 3),    // retrans_out
+        (3, 9),    // total_retrans
+        (4, 150),  // data_segs_out
+        (5, 4),    // prr_delivered
+        (6, 1500), // mdev_us: microseconds, 4 x the mean deviation as Linux keeps it
+        (7, 235),  // icsk_rto: 234.5 ms in jiffies at 1000 Hz, rounded up (usecs_to_jiffies)
+        (8, 2),    // icsk_backoff
+        (9, 41),   // tcp_packets_in_flight from the counters is the sender's pipe
+    ];
+    for (field, value) in expected {
+        let text = scenario_text(&object, &format!("{{ field = {field}, hz = 1000 }}"));
+        let s = scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap();
+        let Traffic::Tcp { controller, .. } = &s.flows[0].traffic else {
+            panic!("a tcp flow")
+        };
+        let mut cc = controller.build();
+        let mut t = tcb.clone();
+        cc.init(&mut t, Time::ZERO);
+        let ack = Ack {
+            acked: 1,
+            ack_seq: 51,
+        };
+        cc.cong_avoid(&mut t, &ack, Time::from_nanos(1_000_000_000));
+        assert_eq!(t.cwnd, value as f64, "field {field}");
+    }
+}

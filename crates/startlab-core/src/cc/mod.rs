@@ -222,6 +222,25 @@ pub struct Tcb {
     pub delivered_mstamp: Time,
     /// Segments deemed lost so far, counted at each marking (`tp->lost`).
     pub lost: u64,
+    /// The pipe's counters, with `in_flight` (RFC 6675; Linux's `sacked_out`, `lost_out`,
+    /// `retrans_out`): segments SACKed, deemed lost and not retransmitted or acknowledged
+    /// since, and retransmissions in the network.
+    pub sacked_out: u32,
+    pub lost_out: u32,
+    pub retrans_out: u32,
+    /// Data segments sent, retransmissions included (`tp->data_segs_out`), and
+    /// retransmissions (`tp->total_retrans`).
+    pub data_segs_out: u64,
+    pub total_retrans: u64,
+    /// Segments delivered since the current window reduction began (`tp->prr_delivered`,
+    /// RFC 6937's `prr_delivered`); the Linux stack's PRR keeps it, the ns-2 stack has none.
+    pub prr_delivered: u32,
+    /// The RTT estimator: 4 × the mean deviation (Linux's `mdev_us`, kept scaled by 4; zero
+    /// under RFC 6298's estimator, which keeps no such value), the retransmission timeout with its
+    /// back-off (`icsk_rto`), and the number of back-offs (`icsk_backoff`).
+    pub mdev4: Duration,
+    pub rto: Duration,
+    pub backoff: u32,
     /// The connection is application-limited until `delivered` exceeds this
     /// (`tp->app_limited`; `None` = not limited). A controller may set it, as BBR's ProbeRTT
     /// does, so that its own low-rate samples are marked.
@@ -263,6 +282,15 @@ impl Tcb {
             prior_cwnd: initial_window,
             delivered_mstamp: Time::ZERO,
             lost: 0,
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            data_segs_out: 0,
+            total_retrans: 0,
+            prr_delivered: 0,
+            mdev4: Duration::ZERO,
+            rto: Duration::from_secs(1),
+            backoff: 0,
             app_limited: None,
             next_departure: Time::ZERO,
         }

@@ -137,13 +137,31 @@ impl Connection {
         self.board.in_flight(self.packets_out())
     }
 
+    /// The RTT estimator into the controller's view (`srtt_us`, `mdev_us`, `icsk_rto`,
+    /// `icsk_backoff`): after every sample and every back-off.
+    pub fn sync_rtt(&mut self) {
+        self.tcb.srtt = self.rtt.srtt();
+        self.tcb.mdev4 = self.rtt.mdev4();
+        self.tcb.rto = self.rtt.rto();
+        self.tcb.backoff = self.rtt.backoff();
+    }
+
+    /// The pipe and its counters into the controller's view (`tcb.in_flight`, `sacked_out`,
+    /// `lost_out`, `retrans_out`).
+    pub fn sync_pipe(&mut self) {
+        self.tcb.in_flight = self.in_flight();
+        self.tcb.sacked_out = self.board.sacked_out;
+        self.tcb.lost_out = self.board.lost_out;
+        self.tcb.retrans_out = self.board.retrans_out;
+    }
+
     // ----- events --------------------------------------------------------------------------
 
     pub fn take_rtt_sample(&mut self, r: Duration) {
         // RFC 6298, or Linux's estimator when configured (the handshake's sample too).
         self.rtt
             .on_sample_linux(r, self.tcb.snd_una, self.tcb.high_tx);
-        self.tcb.srtt = self.rtt.srtt();
+        self.sync_rtt();
         self.tcb.latest_rtt = Some(r);
         self.tcb.min_rtt = Some(self.tcb.min_rtt.map_or(r, |m| m.min(r)));
         self.last_rtt_sample = Some(r);
@@ -199,7 +217,7 @@ impl Connection {
     ) -> bool {
         self.report_lost_segments(now);
         self.tcb.lost = self.board.marked_lost;
-        self.tcb.in_flight = self.in_flight();
+        self.sync_pipe();
         let counts = AckedCounts {
             delivered,
             lost: (self.board.marked_lost - lost_before) as u32,
@@ -304,7 +322,7 @@ impl Connection {
                 stack.on_head_retransmitted(self, now);
             }
         };
-        self.tcb.in_flight = self.in_flight();
+        self.sync_pipe();
         stack.after_round(self, now, sent, end);
         if sent_new {
             stack.on_new_data_sent(self, now);
@@ -319,7 +337,7 @@ impl Connection {
         out: &mut Outbox,
     ) {
         self.transmit(stack, seq, now, out, true);
-        self.tcb.in_flight = self.in_flight();
+        self.sync_pipe();
     }
 
     /// Sends segment `seq`. Only fast retransmits, partial-ACK and timeout retransmissions are
@@ -385,6 +403,8 @@ impl Connection {
             self.stats.retransmissions += 1;
         }
         self.stats.sent_packets += 1;
+        self.tcb.data_segs_out = self.stats.sent_packets;
+        self.tcb.total_retrans = self.stats.retransmissions;
         let payload = self.send.payload(seq);
         let wire_bytes = payload + self.cfg.header_bytes;
         // Linux's internal pacing leaves a connection's first 10 data segments unpaced
@@ -399,7 +419,7 @@ impl Connection {
         }
         // The controller's per-segment hook (tcp_update_skb_after_send), with the segment
         // counted; it may move the next departure later (tcp_wstamp_ns).
-        self.tcb.in_flight = self.in_flight();
+        self.sync_pipe();
         self.tcb.next_departure = self.pacer.next_departure(now);
         self.cc.on_transmit(&mut self.tcb, now);
         self.pacer.defer_to(self.tcb.next_departure);
@@ -430,7 +450,7 @@ impl Connection {
     /// opened and written to, `tcp_sendmsg`): it is application-limited if the window is not
     /// full (`tcp_rate_check_app_limited`).
     pub fn check_app_limited(&mut self) {
-        self.tcb.in_flight = self.in_flight();
+        self.sync_pipe();
         rate::check_app_limited(
             &mut self.tcb,
             true,

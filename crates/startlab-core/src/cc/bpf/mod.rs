@@ -520,12 +520,27 @@ impl BpfController {
         put(sk, f.snd_una, (tcb.snd_una as u64 * mss) & 0xffff_ffff);
         put(sk, f.snd_nxt, (tcb.high_tx as u64 * mss) & 0xffff_ffff);
         put(sk, f.packets_out, flight);
-        // Linux's in-flight estimate is packets_out - (sacked_out + lost_out) + retrans_out.
+        // The scoreboard's counters; Linux's in-flight estimate from them,
+        // packets_out - (sacked_out + lost_out) + retrans_out, is the sender's pipe.
+        debug_assert_eq!(
+            flight + tcb.retrans_out as u64 - tcb.sacked_out as u64 - tcb.lost_out as u64,
+            tcb.in_flight as u64,
+            "the pipe's counters were synced with it"
+        );
+        put(sk, f.sacked_out, tcb.sacked_out as u64);
+        put(sk, f.lost_out, tcb.lost_out as u64);
+        put(sk, f.retrans_out, tcb.retrans_out as u64);
+        put(sk, f.total_retrans, tcb.total_retrans & 0xffff_ffff);
+        put(sk, f.data_segs_out, tcb.data_segs_out & 0xffff_ffff);
+        put(sk, f.prr_delivered, tcb.prr_delivered as u64);
+        put(sk, f.mdev_us, tcb.mdev4.as_nanos() / 1000);
+        // icsk_rto in jiffies (usecs_to_jiffies rounds up), icsk_backoff.
         put(
             sk,
-            f.sacked_out,
-            flight.saturating_sub(tcb.in_flight as u64),
+            f.icsk_rto,
+            (tcb.rto.as_nanos() as u128 * hz as u128).div_ceil(1_000_000_000) as u64 & 0xffff_ffff,
         );
+        put(sk, f.icsk_backoff, tcb.backoff.min(255) as u64);
         put(sk, f.max_packets_out, tcb.max_packets_out as u64);
         put(sk, f.is_cwnd_limited, tcb.is_cwnd_limited as u64);
         // tcp_jiffies32 at the last data transmission.

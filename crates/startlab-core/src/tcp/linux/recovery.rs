@@ -173,14 +173,14 @@ impl LinuxRecovery {
         c.last_rtt_sample = None;
         if let Some(r) = seq_rtt {
             c.rtt.on_sample_linux(r, c.tcb.snd_una, c.tcb.high_tx);
-            c.tcb.srtt = c.rtt.srtt();
+            c.sync_rtt();
         }
         if let Some(r) = ca_rtt {
             c.tcb.latest_rtt = Some(r);
             c.tcb.min_rtt = Some(c.tcb.min_rtt.map_or(r, |m| m.min(r)));
             c.last_rtt_sample = Some(r);
         }
-        c.tcb.in_flight = c.in_flight();
+        c.sync_pipe();
         if sacked + acked > 0 {
             let sample = AckSample {
                 acked: sacked + acked,
@@ -444,6 +444,7 @@ impl LinuxRecovery {
         self.tlp_high_seq = None;
         c.tcb.prior_cwnd = c.tcb.cwnd;
         self.prr_delivered = 0;
+        c.tcb.prr_delivered = 0;
         self.prr_out = 0;
         c.tcb.ssthresh = c.cc.ssthresh(&mut c.tcb, now);
         // tcp_ecn_queue_cwr: every reduction tells an ECN receiver to stop echoing.
@@ -500,6 +501,7 @@ impl LinuxRecovery {
         let ssthresh = c.tcb.ssthresh.floor() as i64;
         let in_flight = c.in_flight() as i64;
         self.prr_delivered += newly_acked_sacked as u64;
+        c.tcb.prr_delivered = self.prr_delivered as u32;
         let delivered = self.prr_delivered as i64;
         let out = self.prr_out as i64;
         let delta = ssthresh - in_flight;
@@ -624,7 +626,7 @@ impl LinuxRecovery {
             self.tlp_retrans = true;
             c.transmit(self, c.tcb.high_tx - 1, now, out, true);
         }
-        c.tcb.in_flight = c.in_flight();
+        c.sync_pipe();
         self.tlp_high_seq = Some(c.tcb.high_tx);
         // tcp_rearm_rto after the probe (the slot still the probe's: from the head's last
         // transmission).
@@ -693,6 +695,7 @@ impl LinuxRecovery {
         self.rto_retransmits += 1;
         // Retransmit the head, back off, restart the timer (tcp_retransmit_timer).
         c.rtt.back_off();
+        c.sync_rtt();
         c.retransmit_now(self, c.tcb.snd_una, now, out);
         c.rto_deadline = Some(now + c.rtt.rto());
         c.try_send(self, now, out);

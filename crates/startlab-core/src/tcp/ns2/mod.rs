@@ -140,7 +140,7 @@ impl Ns2Recovery {
         if let Some(r) = rtt {
             c.take_rtt_sample(r);
         }
-        c.tcb.in_flight = c.in_flight();
+        c.sync_pipe();
 
         if newest.is_some() {
             let sample = AckSample {
@@ -427,6 +427,7 @@ impl Ns2Recovery {
         c.report_lost_segments(now);
         // RFC 6298 §5.4-5.6: retransmit the earliest segment, back off, restart the timer.
         c.rtt.back_off();
+        c.sync_rtt();
         c.retransmit_now(self, c.tcb.snd_una, now, out);
         c.rto_deadline = Some(now + c.rtt.rto());
         c.try_send(self, now, out);

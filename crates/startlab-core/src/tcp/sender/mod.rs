@@ -319,6 +319,7 @@ impl TcpSender {
                     .set_rto(rto_from_cached_rtt(m.rtt_us8, c.cfg.min_rto, hz));
             }
         }
+        c.sync_rtt();
         c.cc.init(&mut c.tcb, now);
         // The application's first write finds nothing queued (tcp_sendmsg).
         c.check_app_limited();
@@ -442,6 +443,7 @@ impl TcpSender {
             ConnState::SynSent => {
                 c.syn_retransmitted = true;
                 c.rtt.back_off();
+                c.sync_rtt();
                 out.packets.push(c.control(PacketKind::Syn));
                 c.rto_deadline = Some(now + c.rtt.rto());
                 return;

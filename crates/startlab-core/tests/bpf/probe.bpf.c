@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A probe of the socket a congestion control sees (tests/bpf_user.rs): its cong_avoid sets
+ * snd_cwnd to the field that `field` names, so a test fills the socket from a sender's state it
+ * chose and reads back what the program read. Fields are declared as a kernel developer's
+ * vmlinux.h declares them; CO-RE relocates each.
+ */
+typedef unsigned char __u8;
+typedef unsigned short __u16;
+typedef unsigned int __u32;
+typedef unsigned long long __u64;
+typedef signed char __s8;
+typedef short __s16;
+typedef int __s32;
+typedef long long __s64;
+typedef __u16 __be16;
+typedef __u32 __be32;
+typedef __u32 __wsum;
+
+#include <bpf_helpers.h>
+#include <bpf_tracing.h>
+
+struct sock {
+} __attribute__((preserve_access_index));
+
+struct inet_connection_sock {
+	__u32 icsk_rto;
+	__u8 icsk_backoff;
+} __attribute__((preserve_access_index));
+
+struct tcp_sock {
+	struct inet_connection_sock inet_conn;
+	__u32 snd_cwnd;
+	__u32 snd_ssthresh;
+	__u32 packets_out;
+	__u32 sacked_out;
+	__u32 lost_out;
+	__u32 retrans_out;
+	__u32 total_retrans;
+	__u32 data_segs_out;
+	__u32 prr_delivered;
+	__u32 mdev_us;
+	__u32 srtt_us;
+} __attribute__((preserve_access_index));
+
+struct rate_sample;
+
+struct tcp_congestion_ops {
+	__u32 (*ssthresh)(struct sock *sk);
+	void (*cong_avoid)(struct sock *sk, __u32 ack, __u32 acked);
+	__u32 (*undo_cwnd)(struct sock *sk);
+	char name[16];
+} __attribute__((preserve_access_index));
+
+extern __u32 tcp_reno_ssthresh(struct sock *sk) __attribute__((section(".ksyms")));
+extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __attribute__((section(".ksyms")));
+
+char _license[] SEC("license") = "GPL";
+
+/* Which field cong_avoid copies into snd_cwnd. */
+const volatile __u32 field = 0;
+
+SEC("struct_ops")
+__u32 BPF_PROG(probe_ssthresh, struct sock *sk)
+{
+	return tcp_reno_ssthresh(sk);
+}
+
+SEC("struct_ops")
+void BPF_PROG(probe_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct inet_connection_sock *icsk = (struct inet_connection_sock *)sk;
+	__u32 v;
+
+	switch (field) {
+	case 0: v = tp->sacked_out; break;
+	case 1: v = tp->lost_out; break;
+	case 2: v = tp->retrans_out; break;
+	case 3: v = tp->total_retrans; break;
+	case 4: v = tp->data_segs_out; break;
+	case 5: v = tp->prr_delivered; break;
+	case 6: v = tp->mdev_us; break;
+	case 7: v = icsk->icsk_rto; break;
+	case 8: v = icsk->icsk_backoff; break;
+	/* Linux's tcp_packets_in_flight from the counters */
+	default: v = tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out; break;
+	}
+	tp->snd_cwnd = v;
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(probe_undo_cwnd, struct sock *sk)
+{
+	return tcp_reno_undo_cwnd(sk);
+}
+
+SEC(".struct_ops.link")
+struct tcp_congestion_ops probe = {
+	.ssthresh = (void *)probe_ssthresh,
+	.cong_avoid = (void *)probe_cong_avoid,
+	.undo_cwnd = (void *)probe_undo_cwnd,
+	.name = "probe",
+};
