@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -155,6 +156,31 @@ def test_a_struct_ops_that_needs_ecn_gets_it_and_unknown_flags_are_refused(tmp_p
     assert plain.link("bottleneck")["drops"] > 0
     with pytest.raises(startlab.ScenarioError, match=r"flags 0x8; Linux accepts only"):
         run(compile_object(source, tmp_path / "bad.o", "-DFLAGS=0x8"))
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ('""', "has an empty name"),
+        ('"sixteen_chars_16"', "16 bytes without a NUL: at most 15 characters"),
+        ('"my-reno"', "with '-': letters, digits, '_' and '.' only"),
+    ],
+)
+def test_a_name_linux_would_not_register_is_refused(name: str, says: str, tmp_path: Path) -> None:
+    """bpf_tcp_ca_init_member copies the name with bpf_obj_name_cpy, which refuses it (EINVAL)
+    empty, without a NUL in its 16 bytes, or with characters other than letters, digits, '_'
+    and '.'; a 15-character name with '.' and '_' registers."""
+    source = ROOT / "tests" / "python" / "bpf" / "kfunc_reno.bpf.c"
+    doc = document({})
+    doc["duration"] = "1s"
+
+    def run(obj: Path) -> startlab.Result:
+        return startlab.run({**doc, "flows": [{**doc["flows"][0], "cc": {"bpf": str(obj)}}]})
+
+    with pytest.raises(startlab.ScenarioError, match=re.escape(says)):
+        run(compile_object(source, tmp_path / "bad.o", f"-DNAME={name}"))
+    fine = run(compile_object(source, tmp_path / "fine.o", '-DNAME="reno_v1.2_15chr"'))
+    assert fine.flows["delivered_bytes"][0] > 0
 
 
 def test_an_object_with_two_controllers_runs_the_one_it_names(tmp_path: Path) -> None:

@@ -764,6 +764,32 @@ fn validate_flags(flags: u32, name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Refuses a name Linux would not copy (`bpf_tcp_ca_init_member` → `bpf_obj_name_cpy`, EINVAL):
+/// empty, without its NUL within `TCP_CA_NAME_MAX` (16) bytes, or with a character other than a
+/// letter, a digit, `_` or `.`.
+fn validate_name(raw: &[u8]) -> Result<(), String> {
+    let end = raw.iter().position(|&c| c == 0);
+    let shown = String::from_utf8_lossy(&raw[..end.unwrap_or(raw.len())]).into_owned();
+    let why = match end {
+        _ if raw.is_empty() => "has no name member".to_string(),
+        Some(0) => "has an empty name".to_string(),
+        None => format!("has the name {shown:?}, 16 bytes without a NUL: at most 15 characters (TCP_CA_NAME_MAX)"),
+        Some(n) => match raw[..n]
+            .iter()
+            .find(|&&c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b'.'))
+        {
+            Some(&c) => format!(
+                "has the name {shown:?}, with {:?}: letters, digits, '_' and '.' only",
+                c as char
+            ),
+            None => return Ok(()),
+        },
+    };
+    err(format!(
+        "the struct_ops {why}; Linux refuses to register it (bpf_tcp_ca_init_member, bpf_obj_name_cpy)"
+    ))
+}
+
 /// Refuses a controller Linux would not register: net/ipv4/tcp_cong.c,
 /// tcp_validate_congestion_control (called for a BPF struct_ops by bpf_tcp_ca.c,
 /// bpf_tcp_ca_validate) requires ssthresh, undo_cwnd, and cong_avoid or cong_control. Every
@@ -867,11 +893,10 @@ fn struct_ops(
             data.get(at..at + len)
         })
     };
-    let name = member("name", 16)
-        .map(|b| {
-            String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(16)]).into_owned()
-        })
-        .unwrap_or_default();
+    let raw = member("name", 16).unwrap_or(&[]);
+    validate_name(raw)?;
+    let end = raw.iter().position(|&c| c == 0).unwrap_or(raw.len());
+    let name = String::from_utf8_lossy(&raw[..end]).into_owned();
     let flags = member("flags", 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
     Ok((hooks, name, flags))
 }

@@ -76,7 +76,12 @@ struct tcp_congestion_ops kreno = {
 	.ssthresh = (void *)kreno_ssthresh,
 	.cong_avoid = (void *)kreno_cong_avoid,
 	.undo_cwnd = (void *)kreno_undo_cwnd,
+#ifdef NAME
+	/* With -DNAME='"..."': another name, which Linux may refuse. */
+	.name = NAME,
+#else
 	.name = "kreno",
+#endif
 #ifdef FLAGS
 	/* With -DFLAGS=N: the struct_ops's flags (TCP_CONG_NEEDS_ECN is 0x2). */
 	.flags = FLAGS,
