@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 import tomli_w
 
@@ -247,3 +248,52 @@ def test_a_bad_ebpf_controller_is_refused_by_field(
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr, proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_connections_of_one_object_share_its_globals_and_maps(tmp_path: Path) -> None:
+    """As in the kernel, the connections running one object share its `.bss` and its array and
+    hash maps (tests/bpf/shared.bpf.c numbers each connection from a global counter, counts it
+    in an array map and records it in a four-entry hash map, checking each helper's answer;
+    its initial window, which nothing grows, is cc_params.base + its number, + 20 when the
+    hash map was full, + 500 for any wrong answer). Flow entries with the same object and
+    parameters share one state, as the kernel world registers them once; other parameters make
+    another registration; each run starts afresh."""
+    source = ROOT / "crates" / "startlab-core" / "tests" / "bpf" / "shared.bpf.c"
+    obj = compile_object(source, tmp_path / "shared.o")
+    doc = document({})
+    doc["duration"] = "0.5s"
+    flow = {"cc": {"bpf": str(obj)}}
+    doc["flows"] = [
+        {**flow, "count": 4},
+        {**flow, "cc_params": {"base": 40}},
+        {**flow, "start": "0.1s"},
+    ]
+
+    def windows() -> list[float]:
+        series = startlab.run(doc).flow_series
+        return series.group_by("flow").agg(pl.col("cwnd").max()).sort("flow")["cwnd"].to_list()
+
+    # The fifth connection of base 10 found the four-entry hash map full.
+    first = windows()
+    assert sorted(first[:4]) == [10.0, 11.0, 12.0, 13.0]
+    assert first[4:] == [40.0, 34.0]
+    assert windows() == first
+
+
+@pytest.mark.parametrize(
+    ("define", "says"),
+    [
+        ("-DARRAY_KEY=__u64", 'array map "counts" has keys of 8 bytes'),
+        ("-DHASH_TYPE=9", 'map "numbers" is of type 9, which the simulator does not provide'),
+        ("-DHASH_ENTRIES=0", 'map "numbers" has max_entries 0'),
+        ("-DHASH_ENTRIES=2000000", 'map "numbers" needs 24000000 bytes'),
+    ],
+)
+def test_a_map_the_kernel_or_the_simulator_would_not_create_is_refused(
+    define: str, says: str, tmp_path: Path
+) -> None:
+    source = ROOT / "crates" / "startlab-core" / "tests" / "bpf" / "shared.bpf.c"
+    obj = compile_object(source, tmp_path / "bad.o", define)
+    doc = document({"cc": {"bpf": str(obj)}})
+    with pytest.raises(startlab.ScenarioError, match=re.escape(says)):
+        startlab.run(doc)

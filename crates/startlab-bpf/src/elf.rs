@@ -44,10 +44,12 @@ pub struct MapDef {
     pub name: String,
     /// `BPF_MAP_TYPE_*`.
     pub kind: u32,
+    pub key_size: u32,
     pub value_size: u32,
     pub max_entries: u32,
 }
 
+pub const MAP_TYPE_HASH: u32 = 1;
 pub const MAP_TYPE_ARRAY: u32 = 2;
 pub const MAP_TYPE_SK_STORAGE: u32 = 24;
 pub const MAP_TYPE_RINGBUF: u32 = 27;
@@ -151,6 +153,9 @@ pub fn read_object(path: &str) -> Result<Vec<u8>, String> {
 
 /// The helpers the VM provides, by number (include/uapi/linux/bpf.h, `enum bpf_func_id`).
 pub mod helper {
+    pub const MAP_LOOKUP_ELEM: u32 = 1;
+    pub const MAP_UPDATE_ELEM: u32 = 2;
+    pub const MAP_DELETE_ELEM: u32 = 3;
     pub const KTIME_GET_NS: u32 = 5;
     pub const TRACE_PRINTK: u32 = 6;
     pub const GET_PRANDOM_U32: u32 = 7;
@@ -167,6 +172,9 @@ pub mod helper {
 
 /// The helpers the VM provides, with their names.
 pub const HELPERS: &[(u32, &str)] = &[
+    (helper::MAP_LOOKUP_ELEM, "bpf_map_lookup_elem"),
+    (helper::MAP_UPDATE_ELEM, "bpf_map_update_elem"),
+    (helper::MAP_DELETE_ELEM, "bpf_map_delete_elem"),
     (helper::KTIME_GET_NS, "bpf_ktime_get_ns"),
     (helper::TRACE_PRINTK, "bpf_trace_printk"),
     (helper::GET_PRANDOM_U32, "bpf_get_prandom_u32"),
@@ -392,6 +400,37 @@ pub fn fix_offsets(file: &object::File, btf: &mut Btf) {
     });
 }
 
+/// Refuses an array or hash map the kernel would not create (`array_map_alloc_check`,
+/// `htab_map_alloc_check`: a key of 4 bytes for an array, entries and values not empty, a key
+/// at most MAX_BPF_STACK), or one larger than the simulator gives a map.
+fn check_keyed_map(def: &MapDef) -> Result<(), String> {
+    let name = &def.name;
+    if def.max_entries == 0 || def.value_size == 0 {
+        return err(format!("map \"{name}\" has max_entries {} and values of {} bytes; the kernel refuses an empty map (EINVAL)", def.max_entries, def.value_size));
+    }
+    if def.kind == MAP_TYPE_ARRAY && def.key_size != 4 {
+        return err(format!(
+            "array map \"{name}\" has keys of {} bytes; an array's key is a 4-byte index (EINVAL)",
+            def.key_size
+        ));
+    }
+    if def.key_size == 0 || def.key_size > 512 {
+        return err(format!(
+            "map \"{name}\" has keys of {} bytes; 1 to 512 (MAX_BPF_STACK) are allowed",
+            def.key_size
+        ));
+    }
+    let bytes = def.max_entries as u64 * (def.value_size as u64 + def.key_size as u64);
+    if bytes > MAX_SECTION_BYTES {
+        return err(format!(
+            "map \"{name}\" needs {bytes} bytes ({} entries); at most {} MiB are provided",
+            def.max_entries,
+            MAX_SECTION_BYTES >> 20
+        ));
+    }
+    Ok(())
+}
+
 /// The maps declared in `.maps` (libbpf's BTF-defined maps: `__uint(type, N)` is a pointer to
 /// an array of N elements, `__type(value, T)` a pointer to T).
 fn map_defs(btf: &Btf) -> Result<Vec<MapDef>, String> {
@@ -410,6 +449,7 @@ fn map_defs(btf: &Btf) -> Result<Vec<MapDef>, String> {
         let mut def = MapDef {
             name,
             kind: 0,
+            key_size: 0,
             value_size: 0,
             max_entries: 0,
         };
@@ -425,7 +465,10 @@ fn map_defs(btf: &Btf) -> Result<Vec<MapDef>, String> {
             match m.name.as_str() {
                 "type" => def.kind = array_len.unwrap_or(0),
                 "max_entries" => def.max_entries = array_len.unwrap_or(0),
+                "key" => def.key_size = btf.size_of(pointee).unwrap_or(0),
                 "value" => def.value_size = btf.size_of(pointee).unwrap_or(0),
+                "key_size" => def.key_size = array_len.unwrap_or(0),
+                "value_size" => def.value_size = array_len.unwrap_or(0),
                 _ => {}
             }
         }
@@ -439,9 +482,12 @@ fn map_defs(btf: &Btf) -> Result<Vec<MapDef>, String> {
         }
         if !matches!(
             def.kind,
-            MAP_TYPE_SK_STORAGE | MAP_TYPE_RINGBUF | MAP_TYPE_ARRAY
+            MAP_TYPE_SK_STORAGE | MAP_TYPE_RINGBUF | MAP_TYPE_ARRAY | MAP_TYPE_HASH
         ) {
-            return err(format!("map \"{}\" is of type {}, which the simulator does not provide (it has socket storage, ring buffers and arrays)", def.name, def.kind));
+            return err(format!("map \"{}\" is of type {}, which the simulator does not provide (it has hash maps, arrays, socket storage and ring buffers)", def.name, def.kind));
+        }
+        if matches!(def.kind, MAP_TYPE_ARRAY | MAP_TYPE_HASH) {
+            check_keyed_map(&def)?;
         }
         maps.push(def);
     }

@@ -8,7 +8,8 @@
 //! never the process.
 
 use crate::elf::{
-    helper, Callee, Loaded, MapDef, Program, MAP_TAG, MAP_TYPE_RINGBUF, MAP_TYPE_SK_STORAGE,
+    helper, Callee, Loaded, MapDef, Program, MAP_TAG, MAP_TYPE_ARRAY, MAP_TYPE_HASH,
+    MAP_TYPE_RINGBUF, MAP_TYPE_SK_STORAGE,
 };
 use crate::isa::{Alu, AtomicOp, Cond, Op, Src};
 use crate::layout::{self, Image};
@@ -17,6 +18,8 @@ pub use crate::memory::{
     region_base, ACK_REGION, CTX_REGION, FIRST_DATA_REGION, RATE_REGION, RING_REGION, SOCK_REGION,
     STACK_REGION,
 };
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 /// Bytes of stack per call frame (MAX_BPF_STACK) and frames at most.
 const FRAME: usize = 512;
@@ -82,6 +85,79 @@ impl Clone for Box<dyn KernelModules> {
     }
 }
 
+/// What the connections running one object share, as the kernel keeps one copy of an object's
+/// global data (`.data`, `.bss`) and of its array and hash maps for every socket it runs on.
+/// A connection holds the state only while one of its hooks runs: the bytes move into its
+/// memory when the hook starts and back when it ends, so the interpreter reads and writes them
+/// as its own.
+#[derive(Debug)]
+pub struct Shared {
+    /// Per data section: its bytes when writable and not held (read-only sections are each
+    /// connection's own copy: they never change).
+    sections: Vec<Option<Vec<u8>>>,
+    /// Per map: an array's or hash map's store when not held.
+    maps: Vec<Option<MapStore>>,
+}
+
+/// One array or hash map: its values, `max_entries` slots of `value_size` bytes, and for a
+/// hash map which key holds which slot.
+#[derive(Clone, Debug, Default)]
+struct MapStore {
+    values: Vec<u8>,
+    /// A hash map's keys and their slots (ordered, so that nothing depends on hashing).
+    keys: BTreeMap<Vec<u8>, u32>,
+    /// A hash map's free slots, the lowest last.
+    free: Vec<u32>,
+}
+
+/// [`Shared`] as the connections of one object hold it.
+pub type SharedState = Arc<Mutex<Shared>>;
+
+impl Shared {
+    /// The state of `loaded` as a run starts: its writable sections as `data` has them, and
+    /// empty maps.
+    pub fn new(loaded: &Loaded, data: &[Vec<u8>]) -> SharedState {
+        let sections = loaded
+            .data
+            .iter()
+            .zip(data)
+            .map(|(section, bytes)| section.writable.then(|| bytes.clone()))
+            .collect();
+        let maps = loaded
+            .maps
+            .iter()
+            .map(|m| {
+                matches!(m.kind, MAP_TYPE_ARRAY | MAP_TYPE_HASH).then(|| MapStore {
+                    values: vec![0; m.max_entries as usize * m.value_size as usize],
+                    keys: BTreeMap::new(),
+                    free: if m.kind == MAP_TYPE_HASH {
+                        (0..m.max_entries).rev().collect()
+                    } else {
+                        Vec::new()
+                    },
+                })
+            })
+            .collect();
+        Arc::new(Mutex::new(Shared { sections, maps }))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.sections.iter().all(Option::is_none) && self.maps.iter().all(Option::is_none)
+    }
+}
+
+/// `-errno` as a helper returns it in r0.
+fn errno(e: i64) -> u64 {
+    (-e) as u64
+}
+const ENOENT: i64 = 2;
+const E2BIG: i64 = 7;
+const EEXIST: i64 = 17;
+const EINVAL: i64 = 22;
+/// bpf_map_update_elem's flags (include/uapi/linux/bpf.h).
+const BPF_NOEXIST: u64 = 1;
+const BPF_EXIST: u64 = 2;
+
 /// One controller instance (one connection): the object, its memory and what it reported.
 #[derive(Clone, Debug)]
 pub struct Vm {
@@ -91,6 +167,17 @@ pub struct Vm {
     regions: Vec<Region>,
     /// Per map: the region of this connection's socket storage, once created.
     storage: Vec<Option<usize>>,
+    /// The state the object's connections share ([`Shared`]; `None` only while a hook runs),
+    /// and whether there is any.
+    shared: Option<SharedState>,
+    shares: bool,
+    /// The data sections and (map, region) pairs that are shared.
+    shared_sections: Vec<usize>,
+    shared_maps: Vec<(usize, usize)>,
+    /// Per map: the region of an array's or hash map's values (held while a hook runs).
+    map_regions: Vec<Option<usize>>,
+    /// Per map: a hash map's keys and free slots while a hook runs.
+    held_maps: Vec<Option<MapStore>>,
     /// Ring-buffer records submitted, in order.
     pub events: Vec<Vec<u8>>,
     /// The record reserved and not yet submitted: (map, size).
@@ -127,11 +214,25 @@ impl Vm {
         )
     }
 
-    /// A fresh instance running `code` (from [`Vm::specialized`] with the same `data`).
+    /// A fresh instance running `code` (from [`Vm::specialized`] with the same `data`), with
+    /// global data and maps of its own.
     pub fn with_code(
         loaded: std::sync::Arc<Loaded>,
         data: Vec<Vec<u8>>,
         code: std::sync::Arc<Vec<Code>>,
+    ) -> Vm {
+        let shared = Shared::new(&loaded, &data);
+        Self::sharing(loaded, data, code, shared)
+    }
+
+    /// A fresh instance that shares global data and maps with the others given `shared` (from
+    /// [`Shared::new`] for the same object and `data`), as the kernel's connections of one
+    /// registered object share them.
+    pub fn sharing(
+        loaded: std::sync::Arc<Loaded>,
+        data: Vec<Vec<u8>>,
+        code: std::sync::Arc<Vec<Code>>,
+        shared: SharedState,
     ) -> Vm {
         let mut regions = vec![
             Region {
@@ -161,7 +262,8 @@ impl Vm {
         ];
         for (section, bytes) in loaded.data.iter().zip(data) {
             regions.push(Region {
-                bytes,
+                // A writable section's bytes are the shared copy's, moved in for each hook.
+                bytes: if section.writable { Vec::new() } else { bytes },
                 writes: if section.writable {
                     Writes::Any
                 } else {
@@ -170,11 +272,39 @@ impl Vm {
             });
         }
         let maps = loaded.maps.len();
+        let map_regions: Vec<Option<usize>> = loaded
+            .maps
+            .iter()
+            .map(|m| {
+                matches!(m.kind, MAP_TYPE_ARRAY | MAP_TYPE_HASH).then(|| {
+                    regions.push(Region {
+                        bytes: Vec::new(),
+                        writes: Writes::Any,
+                    });
+                    regions.len() - 1
+                })
+            })
+            .collect();
+        let shares = !shared.lock().unwrap_or_else(|e| e.into_inner()).is_empty();
+        let shared_sections = (0..loaded.data.len())
+            .filter(|&i| loaded.data[i].writable)
+            .collect();
+        let shared_maps = map_regions
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.map(|r| (i, r)))
+            .collect();
         Vm {
             loaded,
             code,
             regions,
             storage: vec![None; maps],
+            shared: Some(shared),
+            shares,
+            shared_sections,
+            shared_maps,
+            map_regions,
+            held_maps: vec![None; maps],
             events: Vec::new(),
             reserved: None,
             now_ns: 0,
@@ -210,9 +340,54 @@ impl Vm {
         self.storage[i].map(|r| self.regions[r].bytes.as_mut_slice())
     }
 
-    /// Data section `i` as it is now (`.bss` counters, for example).
-    pub fn data(&self, i: usize) -> &[u8] {
-        &self.regions[FIRST_DATA_REGION + i].bytes
+    /// Data section `i` as it is now (`.bss` counters, for example): a writable one as the
+    /// object's connections share it.
+    pub fn data(&self, i: usize) -> Vec<u8> {
+        let shared = self
+            .shared
+            .as_ref()
+            .map(|s| s.lock().unwrap_or_else(|e| e.into_inner()));
+        match shared
+            .as_ref()
+            .and_then(|s| s.sections.get(i))
+            .and_then(Option::as_ref)
+        {
+            Some(bytes) => bytes.clone(),
+            None => self.regions[FIRST_DATA_REGION + i].bytes.clone(),
+        }
+    }
+
+    /// Moves the shared state into this connection's memory for a hook ([`Shared`]).
+    fn hold_shared(&mut self, s: &mut Shared) -> Result<(), VmError> {
+        for &i in &self.shared_sections {
+            let bytes = s.sections[i].take().ok_or_else(|| {
+                VmError("the object's global data is held by another hook".into())
+            })?;
+            self.regions[FIRST_DATA_REGION + i].bytes = bytes;
+        }
+        for &(i, r) in &self.shared_maps {
+            let mut m = s.maps[i]
+                .take()
+                .ok_or_else(|| VmError("the object's maps are held by another hook".into()))?;
+            self.regions[r].bytes = std::mem::take(&mut m.values);
+            self.held_maps[i] = Some(m);
+        }
+        Ok(())
+    }
+
+    /// Gives the shared state back after a hook.
+    fn release_shared(&mut self, s: &mut Shared) {
+        for &i in &self.shared_sections {
+            s.sections[i] = Some(std::mem::take(
+                &mut self.regions[FIRST_DATA_REGION + i].bytes,
+            ));
+        }
+        for &(i, r) in &self.shared_maps {
+            if let Some(mut m) = self.held_maps[i].take() {
+                m.values = std::mem::take(&mut self.regions[r].bytes);
+                s.maps[i] = Some(m);
+            }
+        }
     }
 
     /// Runs hook `hook` (a member of `tcp_congestion_ops`) with `args` (the socket first, as
@@ -232,7 +407,31 @@ impl Vm {
         for (i, a) in args.iter().enumerate().take(8) {
             ctx[i * 8..i * 8 + 8].copy_from_slice(&a.to_le_bytes());
         }
-        self.run(p)
+        if !self.shares {
+            return self.run(p);
+        }
+        // One lock for the whole hook, on the handle moved out of `self` meanwhile.
+        let shared = self
+            .shared
+            .take()
+            .expect("a hook is not called from a hook");
+        let result = {
+            let mut guard = shared.lock().unwrap_or_else(|e| e.into_inner());
+            match self.hold_shared(&mut guard) {
+                Ok(()) => {
+                    let result = self.run(p);
+                    self.release_shared(&mut guard);
+                    result
+                }
+                Err(e) => {
+                    // Give back what was taken before the error.
+                    self.release_shared(&mut guard);
+                    Err(e)
+                }
+            }
+        };
+        self.shared = Some(shared);
+        result
     }
 
     fn translate(&self, addr: u64, size: usize, write: bool) -> Result<(usize, usize), VmError> {
@@ -335,6 +534,16 @@ impl Vm {
     fn helper(&mut self, id: u32, r: &[u64; 16]) -> Result<u64, VmError> {
         let (a1, a2, a4) = (r[1], r[2], r[4]);
         Ok(match id {
+            helper::MAP_LOOKUP_ELEM => match self.map_slot(a1, a2)? {
+                Ok(slot) => {
+                    let (i, m) = self.map(a1)?;
+                    let r = self.map_regions[i].expect("a keyed map has a region");
+                    region_base(r) + slot as u64 * m.value_size as u64
+                }
+                Err(_) => 0,
+            },
+            helper::MAP_UPDATE_ELEM => self.map_update(a1, a2, r[3], a4)?,
+            helper::MAP_DELETE_ELEM => self.map_delete(a1, a2)?,
             helper::KTIME_GET_NS => self.now_ns,
             helper::TRACE_PRINTK => 0,
             helper::GET_PRANDOM_U32 => prandom_u32(&mut self.prandom) as u64,
@@ -405,6 +614,90 @@ impl Vm {
                 0
             }
             _ => return Err(VmError(format!("helper {id} is not provided"))),
+        })
+    }
+
+    /// An array's or hash map's definition, its index and the key the program points at.
+    fn keyed_map(&self, handle: u64, key: u64) -> Result<(usize, MapDef, Vec<u8>), VmError> {
+        let (i, m) = self.map(handle)?;
+        if !matches!(m.kind, MAP_TYPE_ARRAY | MAP_TYPE_HASH) {
+            return Err(VmError(format!(
+                "a map helper on map \"{}\", which is neither an array nor a hash map",
+                m.name
+            )));
+        }
+        let m = m.clone();
+        let (r, o) = self.translate(key, m.key_size as usize, false)?;
+        let key = self.regions[r].bytes[o..o + m.key_size as usize].to_vec();
+        Ok((i, m, key))
+    }
+
+    /// The slot of `key` in map `handle`, or the error a lookup of a missing key gives.
+    fn map_slot(&self, handle: u64, key: u64) -> Result<Result<u32, i64>, VmError> {
+        let (i, m, key) = self.keyed_map(handle, key)?;
+        Ok(if m.kind == MAP_TYPE_ARRAY {
+            let index = u32::from_le_bytes(key[..4].try_into().unwrap());
+            if index < m.max_entries {
+                Ok(index)
+            } else {
+                Err(ENOENT)
+            }
+        } else {
+            let held = self.held_maps[i].as_ref().expect("held while a hook runs");
+            held.keys.get(&key).copied().ok_or(ENOENT)
+        })
+    }
+
+    /// bpf_map_update_elem(map, key, value, flags), as `array_map_update_elem` and
+    /// `htab_map_update_elem` answer it.
+    fn map_update(
+        &mut self,
+        handle: u64,
+        key: u64,
+        value: u64,
+        flags: u64,
+    ) -> Result<u64, VmError> {
+        let (i, m, key_bytes) = self.keyed_map(handle, key)?;
+        if flags > BPF_EXIST {
+            return Ok(errno(EINVAL));
+        }
+        let slot = match self.map_slot(handle, key)? {
+            Ok(_) if flags == BPF_NOEXIST => return Ok(errno(EEXIST)),
+            Ok(slot) => slot,
+            // An array's every index exists: one outside it is E2BIG.
+            Err(_) if m.kind == MAP_TYPE_ARRAY => return Ok(errno(E2BIG)),
+            Err(_) if flags == BPF_EXIST => return Ok(errno(ENOENT)),
+            Err(_) => {
+                let held = self.held_maps[i].as_mut().expect("held while a hook runs");
+                let Some(slot) = held.free.pop() else {
+                    return Ok(errno(E2BIG));
+                };
+                held.keys.insert(key_bytes, slot);
+                slot
+            }
+        };
+        let size = m.value_size as usize;
+        let (r, o) = self.translate(value, size, false)?;
+        let bytes = self.regions[r].bytes[o..o + size].to_vec();
+        let at = slot as usize * size;
+        let region = self.map_regions[i].expect("a keyed map has a region");
+        self.regions[region].bytes[at..at + size].copy_from_slice(&bytes);
+        Ok(0)
+    }
+
+    /// bpf_map_delete_elem(map, key): an array's elements cannot be deleted (EINVAL).
+    fn map_delete(&mut self, handle: u64, key: u64) -> Result<u64, VmError> {
+        let (i, m, key_bytes) = self.keyed_map(handle, key)?;
+        if m.kind == MAP_TYPE_ARRAY {
+            return Ok(errno(EINVAL));
+        }
+        let held = self.held_maps[i].as_mut().expect("held while a hook runs");
+        Ok(match held.keys.remove(&key_bytes) {
+            Some(slot) => {
+                held.free.push(slot);
+                0
+            }
+            None => errno(ENOENT),
         })
     }
 

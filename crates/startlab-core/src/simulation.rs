@@ -127,6 +127,8 @@ impl Simulation {
     pub fn from_resolved(s: ResolvedScenario) -> Self {
         let end = s.end();
         let mut sim = Simulation::new(s.network, end, s.seed, s.measure);
+        // The run's eBPF objects, each with the state its connections share.
+        let mut registered = Vec::new();
         for plan in s.flows {
             let (src, dst) = (plan.src, plan.dst);
             match plan.traffic {
@@ -135,6 +137,7 @@ impl Simulation {
                     tcp,
                     controller,
                 } => {
+                    let controller = controller.for_run(&mut registered);
                     for c in connections {
                         sim.add_tcp_flow(TcpFlowSpec {
                             label: c.label,
@@ -166,7 +169,7 @@ impl Simulation {
                         size: FlowSize::UNLIMITED,
                         start,
                         stop: None,
-                        controller,
+                        controller: controller.for_run(&mut registered),
                         requests: None,
                     },
                     mean_interarrival,

@@ -38,6 +38,31 @@ pub struct ControllerFactory {
 }
 
 impl ControllerFactory {
+    /// The factory for one run: an eBPF object's connections share its globals and maps in
+    /// the run, starting from the object's initial values, as in the kernel, where one
+    /// registration serves every flow entry with the same object and data. `registered` holds
+    /// the run's objects so far.
+    pub fn for_run(&self, registered: &mut Vec<BpfFactory>) -> ControllerFactory {
+        let mut f = self.clone();
+        match &mut f.algorithm {
+            Algorithm::Port { object, .. } | Algorithm::UserObject { object, .. } => {
+                *object = match registered.iter().find(|r| r.same_registration(object)) {
+                    Some(r) => object.sharing_with(r),
+                    None => {
+                        let fresh = object.for_run();
+                        registered.push(fresh.clone());
+                        fresh
+                    }
+                };
+            }
+            Algorithm::Model(_) => {}
+        }
+        if let Some((port, _)) = &mut f.shadow {
+            *port = port.for_run();
+        }
+        f
+    }
+
     /// A new controller for one connection.
     pub fn build(&self) -> Box<dyn CongestionControl> {
         match &self.algorithm {

@@ -22,7 +22,9 @@ use serde_json::{Map, Value};
 use startlab_bpf::elf::Loaded;
 use startlab_bpf::events::{Event, KIND_EXIT, KIND_PHASE};
 use startlab_bpf::layout;
-use startlab_bpf::vm::{region_base, Vm, ACK_REGION, RATE_REGION, SOCK_REGION};
+use startlab_bpf::vm::{
+    region_base, Shared, SharedState, Vm, ACK_REGION, RATE_REGION, SOCK_REGION,
+};
 use startlab_bpf::{c_name, Catalogue, ConfigError, ControllerSpec, Controllers};
 use std::collections::HashMap;
 use std::fmt;
@@ -118,6 +120,9 @@ pub struct BpfFactory {
     /// The controller needs ECN: its struct_ops has `TCP_CONG_NEEDS_ECN`, or (startlab's own
     /// object, whose flags the kernel world sets per registration) its Rust model needs it.
     needs_ecn: bool,
+    /// The global data and maps the connections built here share, as the kernel's sockets
+    /// of one registered object do (fresh for each run: [`BpfFactory::for_run`]).
+    shared: SharedState,
 }
 
 impl fmt::Debug for BpfFactory {
@@ -247,6 +252,7 @@ pub fn port_factory(model: &Model) -> Result<BpfFactory, BuildError> {
         .collect();
     let code = Vm::specialized(&loaded, &data);
     Ok(BpfFactory {
+        shared: Shared::new(&loaded, &data),
         loaded,
         data,
         code,
@@ -303,6 +309,7 @@ fn user_factory(target: &str, cc_params: &Params, startup: &str) -> Result<BpfFa
     let code = Vm::specialized(&loaded, &data);
     let needs_ecn = loaded.flags & startlab_bpf::elf::TCP_CONG_NEEDS_ECN != 0;
     Ok(BpfFactory {
+        shared: Shared::new(&loaded, &data),
         loaded,
         data,
         code,
@@ -323,6 +330,33 @@ pub struct UserImage {
 }
 
 impl BpfFactory {
+    /// The same controller with its shared state as a run starts: every simulation's
+    /// connections share their object's globals and maps among themselves, never with
+    /// another run's.
+    pub fn for_run(&self) -> BpfFactory {
+        BpfFactory {
+            shared: Shared::new(&self.loaded, &self.data),
+            ..self.clone()
+        }
+    }
+
+    /// Whether `other` is the same object with the same data, which the kernel world registers
+    /// once for both (`KernelPlan::controllers`): their connections share its state.
+    pub fn same_registration(&self, other: &BpfFactory) -> bool {
+        Arc::ptr_eq(&self.loaded, &other.loaded)
+            && self.data == other.data
+            && self.hz == other.hz
+            && self.struct_ops == other.struct_ops
+    }
+
+    /// This controller sharing `other`'s state (see [`BpfFactory::same_registration`]).
+    pub fn sharing_with(&self, other: &BpfFactory) -> BpfFactory {
+        BpfFactory {
+            shared: other.shared.clone(),
+            ..self.clone()
+        }
+    }
+
     pub fn build(&self) -> Box<dyn CongestionControl> {
         Box::new(self.controller())
     }
@@ -359,7 +393,12 @@ impl BpfFactory {
 
     /// One connection's controller.
     pub fn controller(&self) -> BpfController {
-        let mut vm = Vm::with_code(self.loaded.clone(), self.data.clone(), self.code.clone());
+        let mut vm = Vm::sharing(
+            self.loaded.clone(),
+            self.data.clone(),
+            self.code.clone(),
+            self.shared.clone(),
+        );
         vm.hz = self.hz;
         // A program that calls the kernel modules' functions (cubictcp_*, bbr_*) gets the
         // simulator's models of those modules.
