@@ -297,3 +297,30 @@ def test_a_map_the_kernel_or_the_simulator_would_not_create_is_refused(
     doc = document({"cc": {"bpf": str(obj)}})
     with pytest.raises(startlab.ScenarioError, match=re.escape(says)):
         startlab.run(doc)
+
+
+def release_document(obj: Path) -> dict[str, Any]:
+    """Two connections one after the other on one path, a third on another path."""
+    doc = document({})
+    doc["duration"] = "3s"
+    doc["topology"]["pairs"] = 2
+    flow = {"cc": {"bpf": str(obj)}}
+    doc["flows"] = [
+        {**flow, "size": "200KB", "count": 2, "stagger": "1s"},
+        {**flow, "pair": 1, "start": "1.5s"},
+    ]
+    return doc
+
+
+def release_windows(result: startlab.Result) -> list[float]:
+    return result.flow_series.group_by("flow").agg(pl.col("cwnd").max()).sort("flow")["cwnd"].to_list()
+
+
+def test_release_runs_when_a_connection_closes_and_sockets_have_addresses(tmp_path: Path) -> None:
+    """tests/bpf/release.bpf.c counts in `release`, per (local, remote) address, the connections
+    that closed, and starts each connection at 10 + 10 x that count (+ 500 for a socket whose
+    addresses are not in 198.18.0.0/15 or whose ports are not the kernel world's, 5001 + flow
+    and 20000 + flow): the second connection on a path starts at 20, one on another at 10."""
+    source = ROOT / "crates" / "startlab-core" / "tests" / "bpf" / "release.bpf.c"
+    obj = compile_object(source, tmp_path / "release.o")
+    assert release_windows(startlab.run(release_document(obj))) == [10.0, 20.0, 10.0]

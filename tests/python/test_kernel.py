@@ -22,7 +22,7 @@ import startlab
 import startlab.compare
 import startlab.kernel
 from support import ROOT
-from test_bpf import compile_object
+from test_bpf import compile_object, release_document, release_windows
 
 CUBIC_PARAMS = Path("/sys/module/tcp_cubic/parameters")
 
@@ -304,6 +304,22 @@ def test_connections_of_one_object_share_its_globals_and_maps_in_both_worlds(
     expected = [10.0, 11.0, 12.0, 13.0, 40.0, 34.0]
     assert windows(startlab.run(path)) == expected
     assert windows(startlab.kernel.run(path)) == expected
+
+
+@pytest.mark.kernel
+def test_release_and_socket_addresses_alike_in_both_worlds(
+    tmp_path: Path, kernel_world: None
+) -> None:
+    # tests/bpf/release.bpf.c (test_bpf.py says what it does): Linux calls release when the
+    # closed socket is destroyed, before the next connection on the path opens, and gives the
+    # socket its addresses in 198.18.0.0/15 and the ports the kernel world binds, as the
+    # simulator does.
+    source = ROOT / "crates" / "startlab-core" / "tests" / "bpf" / "release.bpf.c"
+    obj = compile_object(source, tmp_path / "release.o")
+    path = tmp_path / "release.toml"
+    path.write_text(tomli_w.dumps(release_document(obj)), encoding="utf-8")
+    assert release_windows(startlab.run(path)) == [10.0, 20.0, 10.0]
+    assert release_windows(startlab.kernel.run(path)) == [10.0, 20.0, 10.0]
 
 
 @pytest.mark.kernel

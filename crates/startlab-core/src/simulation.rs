@@ -493,6 +493,7 @@ impl Simulation {
         now: Time,
     ) {
         t.left_path_state = true;
+        t.sender.release(now);
         if !t.sender.uses_metrics() && !t.sender.resumes() {
             return;
         }

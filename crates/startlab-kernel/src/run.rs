@@ -329,7 +329,7 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
     // Ports: the hosts are the run's own, so fixed numbers cannot clash with anything; the
     // trace (global to the machine) is filtered on the senders' ports and the run lock keeps
     // other runs away.
-    let src_port = |flow: u32| 20_000 + flow as u16;
+    let src_port = startlab_core::cc::Tcb::local_port;
     let ports: Vec<u16> = plan.connections.iter().map(|c| src_port(c.flow)).collect();
     let mut tracer =
         Tracer::start(&tracefs.root, "run", &ports, 16_384).map_err(failed("trace"))?;
@@ -412,7 +412,7 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
             src: host(&c.src).host.clone(),
             dst: host(&c.dst).host.clone(),
             src_port: src_port(c.flow),
-            dst_port: 5001 + (c.flow % 15_000) as u16,
+            dst_port: startlab_core::cc::Tcb::peer_port(c.flow),
             cc: c.cc.clone(),
             receiver_cc: c.receiver_cc.clone(),
             start_ns: t0 + c.start.as_nanos(),
@@ -449,7 +449,7 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
             src: host(&d.src).host.clone(),
             dst: host(&d.dst).host.clone(),
             src_port: src_port(d.flow),
-            dst_port: 5001 + (d.flow % 15_000) as u16,
+            dst_port: startlab_core::cc::Tcb::peer_port(d.flow),
             source: d.source.clone(),
             t0_ns: t0,
         })

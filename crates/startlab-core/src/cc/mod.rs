@@ -241,6 +241,11 @@ pub struct Tcb {
     pub mdev4: Duration,
     pub rto: Duration,
     pub backoff: u32,
+    /// The connection's ends: the sending and receiving nodes and the flow (a socket's
+    /// addresses and ports, [`Tcb::ipv4_of`]).
+    pub node: u32,
+    pub peer: u32,
+    pub flow: u32,
     /// The connection is application-limited until `delivered` exceeds this
     /// (`tp->app_limited`; `None` = not limited). A controller may set it, as BBR's ProbeRTT
     /// does, so that its own low-rate samples are marked.
@@ -291,9 +296,27 @@ impl Tcb {
             mdev4: Duration::ZERO,
             rto: Duration::from_secs(1),
             backoff: 0,
+            node: 0,
+            peer: 0,
+            flow: 0,
             app_limited: None,
             next_departure: Time::ZERO,
         }
+    }
+
+    /// The IPv4 address of node `node` as a socket sees it: 198.18.0.0/15 numbered as the
+    /// kernel world numbers its hosts in its first address block (250 per third octet, from .1).
+    pub fn ipv4_of(node: u32) -> u32 {
+        u32::from_be_bytes([198, 18, 0, 0]) + (node / 250) * 256 + node % 250 + 1
+    }
+
+    /// A flow's ports, the same in both worlds (the kernel world binds its sockets to them):
+    /// the sender's from 20000, the receiver's from 5001.
+    pub fn local_port(flow: u32) -> u16 {
+        20_000 + (flow % 15_000) as u16
+    }
+    pub fn peer_port(flow: u32) -> u16 {
+        5001 + (flow % 15_000) as u16
     }
 
     /// Linux `tcp_in_slow_start`.
@@ -391,6 +414,11 @@ pub trait CongestionControl: fmt::Debug {
     /// The connection is established; set initial state (cwnd and ssthresh are already set from
     /// the scenario).
     fn init(&mut self, _tcb: &mut Tcb, _now: Time) {}
+
+    /// The connection is closed and its socket goes away (`tcp_cleanup_congestion_control`,
+    /// the `release` of a `tcp_congestion_ops`): when all its data is acknowledged, or when it
+    /// is stopped.
+    fn release(&mut self, _tcb: &mut Tcb, _now: Time) {}
 
     /// A loss was detected; return the new ssthresh in segments. The sender then sets cwnd for
     /// recovery itself (RFC 5681 / 6582 / 6675 rules).

@@ -460,6 +460,8 @@ struct Filled {
     pacing_rate: u64,
     published: Option<Rate>,
     app_limited: u64,
+    /// The socket's addresses and ports are written (they never change).
+    endpoints: bool,
 }
 
 impl fmt::Debug for BpfController {
@@ -556,6 +558,17 @@ impl BpfController {
             f.min_rtt_us,
             tcb.min_rtt.map_or(u32::MAX as u64, |d| d.as_nanos() / 1000),
         );
+        // The socket's addresses and ports (sock_common keeps the addresses and the remote
+        // port in network byte order, the local port in the host's).
+        if !self.filled.endpoints {
+            let be32 = |v: u32| u32::from_le_bytes(v.to_be_bytes()) as u64;
+            let be16 = |v: u16| u16::from_le_bytes(v.to_be_bytes()) as u64;
+            put(sk, f.skc_rcv_saddr, be32(Tcb::ipv4_of(tcb.node)));
+            put(sk, f.skc_daddr, be32(Tcb::ipv4_of(tcb.peer)));
+            put(sk, f.skc_num, Tcb::local_port(tcb.flow) as u64);
+            put(sk, f.skc_dport, be16(Tcb::peer_port(tcb.flow)));
+            self.filled.endpoints = true;
+        }
         put(sk, f.snd_una, (tcb.snd_una as u64 * mss) & 0xffff_ffff);
         put(sk, f.snd_nxt, (tcb.high_tx as u64 * mss) & 0xffff_ffff);
         put(sk, f.packets_out, flight);
@@ -1015,6 +1028,11 @@ impl Shadow {
 }
 
 impl CongestionControl for Shadow {
+    fn release(&mut self, tcb: &mut Tcb, now: Time) {
+        self.model.release(tcb, now);
+        self.port.release(tcb, now);
+    }
+
     fn init(&mut self, tcb: &mut Tcb, now: Time) {
         self.both(
             tcb,
@@ -1168,6 +1186,12 @@ impl CongestionControl for Shadow {
 impl CongestionControl for BpfController {
     fn init(&mut self, tcb: &mut Tcb, now: Time) {
         self.call(tcb, now, "init", &[]);
+    }
+
+    fn release(&mut self, tcb: &mut Tcb, now: Time) {
+        // What release writes to the socket is lost with it; only its maps and globals stay.
+        let mut gone = tcb.clone();
+        self.call(&mut gone, now, "release", &[]);
     }
 
     fn ssthresh(&mut self, tcb: &mut Tcb, now: Time) -> f64 {

@@ -64,6 +64,7 @@ impl TcpSender {
             cfg.initial_ssthresh,
         );
         tcb.ecn = cfg.ecn;
+        (tcb.node, tcb.peer, tcb.flow) = (node, peer, flow);
         let rtt = RttEstimator::new(
             cfg.initial_rto,
             cfg.min_rto,
@@ -132,6 +133,11 @@ impl TcpSender {
     }
 
     /// What the connection leaves of its path for later ones when it closes.
+    /// The socket goes away: the controller's `release`.
+    pub fn release(&mut self, now: Time) {
+        self.conn.cc.release(&mut self.conn.tcb, now);
+    }
+
     pub fn path_observation(&self, now: Time) -> crate::cc::PathObservation {
         self.conn.cc.path_observation(&self.conn.tcb, now)
     }
