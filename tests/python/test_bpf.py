@@ -313,7 +313,8 @@ def release_document(obj: Path) -> dict[str, Any]:
 
 
 def release_windows(result: startlab.Result) -> list[float]:
-    return result.flow_series.group_by("flow").agg(pl.col("cwnd").max()).sort("flow")["cwnd"].to_list()
+    series = result.flow_series
+    return series.group_by("flow").agg(pl.col("cwnd").max()).sort("flow")["cwnd"].to_list()
 
 
 def test_release_runs_when_a_connection_closes_and_sockets_have_addresses(tmp_path: Path) -> None:
