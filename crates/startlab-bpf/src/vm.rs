@@ -99,8 +99,8 @@ pub struct Shared {
     maps: Vec<Option<MapStore>>,
 }
 
-/// One array or hash map: its values, `max_entries` slots of `value_size` bytes, and for a
-/// hash map which key holds which slot.
+/// One array or hash map: its values, `value_size` bytes per slot up to the highest slot used
+/// (at most `max_entries`), and for a hash map which key holds which slot.
 #[derive(Clone, Debug, Default)]
 struct MapStore {
     values: Vec<u8>,
@@ -128,7 +128,8 @@ impl Shared {
             .iter()
             .map(|m| {
                 matches!(m.kind, MAP_TYPE_ARRAY | MAP_TYPE_HASH).then(|| MapStore {
-                    values: vec![0; m.max_entries as usize * m.value_size as usize],
+                    // Grown to the highest element used (zeroed, as the kernel's start).
+                    values: Vec::new(),
                     keys: BTreeMap::new(),
                     free: if m.kind == MAP_TYPE_HASH {
                         (0..m.max_entries).rev().collect()
@@ -357,18 +358,25 @@ impl Vm {
         }
     }
 
-    /// Moves the shared state into this connection's memory for a hook ([`Shared`]).
+    /// Moves the shared state into this connection's memory for a hook ([`Shared`]); takes
+    /// nothing if any of it is held elsewhere (a hook called from a hook of another connection,
+    /// which the simulator never does).
     fn hold_shared(&mut self, s: &mut Shared) -> Result<(), VmError> {
+        if self
+            .shared_sections
+            .iter()
+            .any(|&i| s.sections[i].is_none())
+            || self.shared_maps.iter().any(|&(i, _)| s.maps[i].is_none())
+        {
+            return Err(VmError(
+                "the object's global data and maps are held by another hook".into(),
+            ));
+        }
         for &i in &self.shared_sections {
-            let bytes = s.sections[i].take().ok_or_else(|| {
-                VmError("the object's global data is held by another hook".into())
-            })?;
-            self.regions[FIRST_DATA_REGION + i].bytes = bytes;
+            self.regions[FIRST_DATA_REGION + i].bytes = s.sections[i].take().expect("checked");
         }
         for &(i, r) in &self.shared_maps {
-            let mut m = s.maps[i]
-                .take()
-                .ok_or_else(|| VmError("the object's maps are held by another hook".into()))?;
+            let mut m = s.maps[i].take().expect("checked");
             self.regions[r].bytes = std::mem::take(&mut m.values);
             self.held_maps[i] = Some(m);
         }
@@ -417,18 +425,11 @@ impl Vm {
             .expect("a hook is not called from a hook");
         let result = {
             let mut guard = shared.lock().unwrap_or_else(|e| e.into_inner());
-            match self.hold_shared(&mut guard) {
-                Ok(()) => {
-                    let result = self.run(p);
-                    self.release_shared(&mut guard);
-                    result
-                }
-                Err(e) => {
-                    // Give back what was taken before the error.
-                    self.release_shared(&mut guard);
-                    Err(e)
-                }
-            }
+            self.hold_shared(&mut guard).and_then(|()| {
+                let result = self.run(p);
+                self.release_shared(&mut guard);
+                result
+            })
         };
         self.shared = Some(shared);
         result
@@ -535,11 +536,7 @@ impl Vm {
         let (a1, a2, a4) = (r[1], r[2], r[4]);
         Ok(match id {
             helper::MAP_LOOKUP_ELEM => match self.map_slot(a1, a2)? {
-                Ok(slot) => {
-                    let (i, m) = self.map(a1)?;
-                    let r = self.map_regions[i].expect("a keyed map has a region");
-                    region_base(r) + slot as u64 * m.value_size as u64
-                }
+                Ok(slot) => self.slot_address(a1, slot)?,
                 Err(_) => 0,
             },
             helper::MAP_UPDATE_ELEM => self.map_update(a1, a2, r[3], a4)?,
@@ -648,6 +645,18 @@ impl Vm {
         })
     }
 
+    /// The address of `slot`'s value in map `handle`, its memory grown to it if needed.
+    fn slot_address(&mut self, handle: u64, slot: u32) -> Result<u64, VmError> {
+        let (i, m) = self.map(handle)?;
+        let size = m.value_size as usize;
+        let r = self.map_regions[i].expect("a keyed map has a region");
+        let need = (slot as usize + 1) * size;
+        if self.regions[r].bytes.len() < need {
+            self.regions[r].bytes.resize(need, 0);
+        }
+        Ok(region_base(r) + (slot as usize * size) as u64)
+    }
+
     /// bpf_map_update_elem(map, key, value, flags), as `array_map_update_elem` and
     /// `htab_map_update_elem` answer it.
     fn map_update(
@@ -679,9 +688,8 @@ impl Vm {
         let size = m.value_size as usize;
         let (r, o) = self.translate(value, size, false)?;
         let bytes = self.regions[r].bytes[o..o + size].to_vec();
-        let at = slot as usize * size;
-        let region = self.map_regions[i].expect("a keyed map has a region");
-        self.regions[region].bytes[at..at + size].copy_from_slice(&bytes);
+        let (region, at) = split(self.slot_address(handle, slot)?);
+        self.regions[region - 1].bytes[at..at + size].copy_from_slice(&bytes);
         Ok(0)
     }
 
