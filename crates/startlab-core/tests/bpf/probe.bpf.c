@@ -5,20 +5,7 @@
  * chose and reads back what the program read. Fields are declared as a kernel developer's
  * vmlinux.h declares them; CO-RE relocates each.
  */
-typedef unsigned char __u8;
-typedef unsigned short __u16;
-typedef unsigned int __u32;
-typedef unsigned long long __u64;
-typedef signed char __s8;
-typedef short __s16;
-typedef int __s32;
-typedef long long __s64;
-typedef __u16 __be16;
-typedef __u32 __be32;
-typedef __u32 __wsum;
-
-#include <bpf_helpers.h>
-#include <bpf_tracing.h>
+#include "test_cc.h"
 
 struct sock {
 } __attribute__((preserve_access_index));
@@ -45,26 +32,8 @@ struct tcp_sock {
 
 struct rate_sample;
 
-struct tcp_congestion_ops {
-	__u32 (*ssthresh)(struct sock *sk);
-	void (*cong_avoid)(struct sock *sk, __u32 ack, __u32 acked);
-	__u32 (*undo_cwnd)(struct sock *sk);
-	char name[16];
-} __attribute__((preserve_access_index));
-
-extern __u32 tcp_reno_ssthresh(struct sock *sk) __attribute__((section(".ksyms")));
-extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __attribute__((section(".ksyms")));
-
-char _license[] SEC("license") = "GPL";
-
 /* Which field cong_avoid copies into snd_cwnd. */
 const volatile __u32 field = 0;
-
-SEC("struct_ops")
-__u32 BPF_PROG(probe_ssthresh, struct sock *sk)
-{
-	return tcp_reno_ssthresh(sk);
-}
 
 SEC("struct_ops")
 void BPF_PROG(probe_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
@@ -89,11 +58,7 @@ void BPF_PROG(probe_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	tp->snd_cwnd = v;
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(probe_undo_cwnd, struct sock *sk)
-{
-	return tcp_reno_undo_cwnd(sk);
-}
+RENO_LOSS_HOOKS(probe)
 
 SEC(".struct_ops.link")
 struct tcp_congestion_ops probe = {

@@ -5,21 +5,7 @@
  * snd_cwnd to 10 + 10 x that count, + 500 if the remote port is not in 5001-20000, the local
  * port not in 20000-35000, or an address is outside 198.18.0.0/15. cong_avoid leaves cwnd alone.
  */
-typedef unsigned char __u8;
-typedef unsigned short __u16;
-typedef unsigned int __u32;
-typedef unsigned long long __u64;
-typedef signed char __s8;
-typedef short __s16;
-typedef int __s32;
-typedef long long __s64;
-typedef __u16 __be16;
-typedef __u32 __be32;
-typedef __u32 __wsum;
-
-#include <bpf_helpers.h>
-#include <bpf_tracing.h>
-#include <bpf_endian.h>
+#include "test_cc.h"
 
 #define BPF_MAP_TYPE_HASH 1
 #define BPF_ANY 0
@@ -38,20 +24,6 @@ struct sock {
 struct tcp_sock {
 	__u32 snd_cwnd;
 } __attribute__((preserve_access_index));
-
-struct tcp_congestion_ops {
-	void (*init)(struct sock *sk);
-	void (*release)(struct sock *sk);
-	__u32 (*ssthresh)(struct sock *sk);
-	void (*cong_avoid)(struct sock *sk, __u32 ack, __u32 acked);
-	__u32 (*undo_cwnd)(struct sock *sk);
-	char name[16];
-} __attribute__((preserve_access_index));
-
-extern __u32 tcp_reno_ssthresh(struct sock *sk) __attribute__((section(".ksyms")));
-extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __attribute__((section(".ksyms")));
-
-char _license[] SEC("license") = "GPL";
 
 struct path {
 	__be32 local;
@@ -111,21 +83,11 @@ void BPF_PROG(release_release, struct sock *sk)
 }
 
 SEC("struct_ops")
-__u32 BPF_PROG(release_ssthresh, struct sock *sk)
-{
-	return tcp_reno_ssthresh(sk);
-}
-
-SEC("struct_ops")
 void BPF_PROG(release_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 {
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(release_undo_cwnd, struct sock *sk)
-{
-	return tcp_reno_undo_cwnd(sk);
-}
+RENO_LOSS_HOOKS(release)
 
 SEC(".struct_ops.link")
 struct tcp_congestion_ops released_ops = {

@@ -6,20 +6,7 @@
  * way; it sets snd_cwnd to `base` + its number, plus 20 when the hash map was full (the fifth
  * connection), plus 500 if any answer was not the kernel's. cong_avoid leaves cwnd alone.
  */
-typedef unsigned char __u8;
-typedef unsigned short __u16;
-typedef unsigned int __u32;
-typedef unsigned long long __u64;
-typedef signed char __s8;
-typedef short __s16;
-typedef int __s32;
-typedef long long __s64;
-typedef __u16 __be16;
-typedef __u32 __be32;
-typedef __u32 __wsum;
-
-#include <bpf_helpers.h>
-#include <bpf_tracing.h>
+#include "test_cc.h"
 
 #define BPF_MAP_TYPE_HASH 1
 #define BPF_MAP_TYPE_ARRAY 2
@@ -37,19 +24,6 @@ struct sock {
 struct tcp_sock {
 	__u32 snd_cwnd;
 } __attribute__((preserve_access_index));
-
-struct tcp_congestion_ops {
-	void (*init)(struct sock *sk);
-	__u32 (*ssthresh)(struct sock *sk);
-	void (*cong_avoid)(struct sock *sk, __u32 ack, __u32 acked);
-	__u32 (*undo_cwnd)(struct sock *sk);
-	char name[16];
-} __attribute__((preserve_access_index));
-
-extern __u32 tcp_reno_ssthresh(struct sock *sk) __attribute__((section(".ksyms")));
-extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __attribute__((section(".ksyms")));
-
-char _license[] SEC("license") = "GPL";
 
 /* -DARRAY_KEY=__u64, -DHASH_TYPE=9 (an LRU hash) and -DHASH_ENTRIES=N make maps the simulator
  * refuses (tests/python/test_bpf.py). */
@@ -134,21 +108,11 @@ void BPF_PROG(shared_init, struct sock *sk)
 }
 
 SEC("struct_ops")
-__u32 BPF_PROG(shared_ssthresh, struct sock *sk)
-{
-	return tcp_reno_ssthresh(sk);
-}
-
-SEC("struct_ops")
 void BPF_PROG(shared_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 {
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(shared_undo_cwnd, struct sock *sk)
-{
-	return tcp_reno_undo_cwnd(sk);
-}
+RENO_LOSS_HOOKS(shared)
 
 SEC(".struct_ops.link")
 struct tcp_congestion_ops shared = {
