@@ -34,8 +34,9 @@
  * - The cushion (hystart_ack_delay) reads sk_pacing_rate, which Linux keeps for every socket
  *   (tcp_update_pacing_rate, after each ACK). The model takes a paced flow's tcb.pacing_rate and
  *   computes an unpaced flow's from the ACK's state (srtt with this ACK's sample, flight after it)
- *   at the default ratios 200 % / 120 %; where sk_pacing_rate is 0 on an unpaced socket (the
- *   simulator's VM does not fill it) the port computes it the same way.
+ *   at the default ratios 200 % / 120 %; the simulator's VM fills an unpaced socket's
+ *   sk_pacing_rate with the same value. Where it is 0 (a socket before any ACK) the port computes
+ *   it the same way.
  * - Linux's recovery (SACK/RACK/PRR) and Linux's timeout decide when set_state(Loss) comes.
  * - The detectors run in any CA state while snd_cwnd < snd_ssthresh (cubictcp_acked), in whole
  *   segments; so does the model's "linux" variant, while its "dissertation" variant compares the

@@ -249,7 +249,7 @@ fn sk_pacing_rate(tcb: &Tcb) -> u64 {
 /// The `sk_pacing_rate` Linux keeps for an unpaced socket (`tcp_update_pacing_rate` at the
 /// default ratios, 200 % while snd_cwnd < snd_ssthresh / 2, 120 % after), bytes per second,
 /// from the ACK being processed.
-pub(super) fn linux_pacing_rate(tcb: &Tcb) -> u64 {
+pub(crate) fn linux_pacing_rate(tcb: &Tcb) -> u64 {
     let cwnd = snd_cwnd(tcb);
     let ratio = if cwnd < snd_ssthresh(tcb) / 2 {
         200

@@ -633,8 +633,14 @@ impl BpfController {
         put(sk, f.app_limited, app_limited);
         self.filled.app_limited = app_limited;
         // sk_pacing_rate is the program's own (payload bytes per second) unless the sender
-        // changed the rate since the program last set it.
-        if tcb.pacing_rate != self.filled.published {
+        // changed the rate since the program last set it. A socket nothing paces has the rate
+        // Linux keeps for every socket after each ACK (tcp_update_pacing_rate at the default
+        // ratios), which tcp_cubic.c's hystart_ack_delay reads; a program with cong_control
+        // sets its own (Linux does not update it for one).
+        if tcb.pacing_rate.is_none() && self.hooks[7].is_none() {
+            put(sk, f.sk_pacing_rate, crate::cc::hystart::linux_pacing_rate(tcb));
+            self.filled.published = None;
+        } else if tcb.pacing_rate != self.filled.published {
             put(sk, f.sk_pacing_rate, pacing_image(tcb.pacing_rate, tcb));
             self.filled.published = tcb.pacing_rate;
         }
