@@ -325,3 +325,30 @@ def test_release_runs_when_a_connection_closes_and_sockets_have_addresses(tmp_pa
     source = ROOT / "crates" / "startlab-core" / "tests" / "bpf" / "release.bpf.c"
     obj = compile_object(source, tmp_path / "release.o")
     assert release_windows(startlab.run(release_document(obj))) == [10.0, 20.0, 10.0]
+
+
+def test_a_users_cubic_written_as_tcp_cubic_decides_as_the_model(tmp_path: Path) -> None:
+    """examples/bpf/cubic.bpf.c, tcp_cubic.c as a kernel developer writes a struct_ops program
+    (HyStart reading sk_pacing_rate and sk_gso_max_size for its cushion), decides on the Linux
+    stack exactly as the model of Linux's CUBIC with HyStart: the same exit, the same losses."""
+    obj = compile_object(ROOT / "examples" / "bpf" / "cubic.bpf.c", tmp_path / "cubic.o")
+    doc = document({})
+    doc["duration"] = "3s"
+    doc["tcp"] = {"stack": "linux"}
+    doc["topology"]["bottleneck"] = {
+        "rate": "100Mbps",
+        "delay": "20ms",
+        "queue": {"kind": "droptail", "limit": "1BDP"},
+    }
+
+    def run(flow: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        row = startlab.run({**doc, "flows": [flow]}).flows.row(0, named=True)
+        keys = ("ss_exit_s", "ss_exit_cwnd", "retransmissions", "delivered_bytes")
+        return {k: row[k] for k in keys}, row["ss_exit_reason"]
+
+    user, reason = run({"cc": {"bpf": str(obj)}})
+    model, model_reason = run({"cc": "cubic", "startup": "hystart"})
+    assert user == model
+    assert (reason, model_reason) == ("user_cubic", "hystart-train")
+    no_hystart, reason = run({"cc": {"bpf": str(obj)}, "cc_params": {"hystart": 0}})
+    assert (no_hystart, reason) == (run({"cc": "cubic"})[0], "loss")

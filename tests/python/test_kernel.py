@@ -323,6 +323,28 @@ def test_release_and_socket_addresses_alike_in_both_worlds(
 
 
 @pytest.mark.kernel
+def test_a_users_cubic_leaves_slow_start_alike_in_both_worlds(
+    tmp_path: Path, kernel_world: None
+) -> None:
+    # examples/bpf/cubic.bpf.c, tcp_cubic.c as a struct_ops program, on 100 Mbit/s, 40 ms, 1 BDP:
+    # HyStart's ACK train ends slow start at the same time and window in both worlds (within
+    # 2 %, the target of docs/bpf.md's table of eight paths, bench/user_cubic.py).
+    obj = compile_object(ROOT / "examples" / "bpf" / "cubic.bpf.c", tmp_path / "cubic.o")
+    path = scenario(
+        tmp_path / "cubic.toml",
+        [{"cc": {"bpf": str(obj)}}],
+        topology=HUNDRED_MBIT_40MS,
+        duration="3s",
+        tcp={"stack": "linux"},
+    )
+    sim = startlab.run(path).flows.row(0, named=True)
+    kernel = startlab.kernel.run(path).flows.row(0, named=True)
+    assert sim["ss_exit_reason"] == kernel["ss_exit_reason"] == "user_cubic", (sim, kernel)
+    for key in ("ss_exit_s", "ss_exit_cwnd"):
+        assert kernel[key] == pytest.approx(sim[key], rel=0.02), (key, sim[key], kernel[key])
+
+
+@pytest.mark.kernel
 def test_bbr_runs_as_linuxs_bbr_and_as_the_port_and_reports_its_model(
     tmp_path: Path, kernel_world: None
 ) -> None:

@@ -567,6 +567,8 @@ impl BpfController {
             put(sk, f.skc_daddr, be32(Tcb::ipv4_of(tcb.peer)));
             put(sk, f.skc_num, Tcb::local_port(tcb.flow) as u64);
             put(sk, f.skc_dport, be16(Tcb::peer_port(tcb.flow)));
+            // GSO_LEGACY_MAX_SIZE: a device's default GSO size, the kernel world's devices'.
+            put(sk, f.sk_gso_max_size, 65_536);
             self.filled.endpoints = true;
         }
         put(sk, f.snd_una, (tcb.snd_una as u64 * mss) & 0xffff_ffff);

@@ -1,0 +1,110 @@
+"""A user's CUBIC (examples/bpf/cubic.bpf.c, tcp_cubic.c as a struct_ops program) in both worlds
+on eight paths: the slow-start exit and the window after it, simulator against kernel.
+
+    .venv/bin/python bench/user_cubic.py [--reps 3]
+
+Needs root and a quiet machine (the kernel world, docs/kernel.md). Prints the table of
+docs/bpf.md ("A user's CUBIC in both worlds"); each kernel cell is the median of the runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import tomli_w
+
+import startlab
+import startlab.kernel
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = ROOT / "examples" / "bpf" / "cubic.bpf.c"
+
+# (rate, one-way bottleneck delay, buffer, HyStart on, seconds)
+PATHS = [
+    ("100Mbps", "20ms", "1BDP", True, 5),
+    ("100Mbps", "50ms", "1BDP", True, 6),
+    ("50Mbps", "40ms", "0.5BDP", True, 5),
+    ("200Mbps", "20ms", "2BDP", True, 5),
+    ("20Mbps", "100ms", "1BDP", True, 8),
+    ("100Mbps", "40ms", "0.25BDP", True, 5),
+    ("100Mbps", "20ms", "1BDP", False, 5),
+    ("50Mbps", "60ms", "1BDP", False, 8),
+]
+
+
+def document(obj: Path, rate: str, delay: str, buffer: str, hystart: bool, seconds: int) -> dict:
+    return {
+        "name": "user-cubic",
+        "duration": f"{seconds}s",
+        "topology": {
+            "kind": "dumbbell",
+            "bottleneck": {
+                "rate": rate,
+                "delay": delay,
+                "queue": {"kind": "droptail", "limit": buffer},
+            },
+            "access": {"rate": "1Gbps", "delay": "0.1ms"},
+        },
+        "tcp": {"stack": "linux"},
+        "flows": [{"cc": {"bpf": str(obj)}, "cc_params": {"hystart": int(hystart)}}],
+    }
+
+
+def measure(result: startlab.Result) -> tuple[float, float, str, float]:
+    """Exit time and cwnd, its reason, and the median cwnd over the 2 s after the exit."""
+    row = result.flows.row(0, named=True)
+    exit_s = row["ss_exit_s"]
+    series = result.flow_series.filter(
+        (pl.col("time_s") > exit_s) & (pl.col("time_s") <= exit_s + 2.0)
+    )
+    after = float(series["cwnd"].drop_nulls().median())
+    return exit_s, row["ss_exit_cwnd"], row["ss_exit_reason"], after
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--reps", type=int, default=3)
+    args = parser.parse_args()
+    clang = shutil.which("clang")
+    assert clang, "clang is needed (make setup installs it)"
+    work = Path(tempfile.mkdtemp(prefix="startlab-user-cubic-"))
+    obj = work / "cubic.bpf.o"
+    flags = ["-g", "-O2", "-target", "bpf", "-D__TARGET_ARCH_x86", "-I/usr/include/bpf"]
+    subprocess.run([clang, *flags, "-c", str(SOURCE), "-o", str(obj)], check=True)
+    print(
+        "| path | exit s (sim / kernel) | exit cwnd | reason | cwnd over the 2 s after "
+        "| exit Δ | cwnd-after Δ |"
+    )
+    print("| --- | ---: | ---: | --- | ---: | ---: | ---: |")
+    for i, (rate, delay, buffer, hystart, seconds) in enumerate(PATHS, 1):
+        path = work / f"path{i}.toml"
+        doc: dict[str, Any] = document(obj, rate, delay, buffer, hystart, seconds)
+        path.write_text(tomli_w.dumps(doc), encoding="utf-8")
+        sim = measure(startlab.run(path))
+        runs = [measure(startlab.kernel.run(path)) for _ in range(args.reps)]
+        kernel = (
+            statistics.median(r[0] for r in runs),
+            statistics.median(r[1] for r in runs),
+            "/".join(sorted({r[2] for r in runs})),
+            statistics.median(r[3] for r in runs),
+        )
+        name = f"{i}: {rate}, {delay}, {buffer}{'' if hystart else ', no HyStart'}"
+        exit_d = (kernel[0] - sim[0]) / sim[0] * 100
+        after_d = (kernel[3] - sim[3]) / sim[3] * 100
+        print(
+            f"| {name} | {sim[0]:.3f} / {kernel[0]:.3f} | {sim[1]:.0f} / {kernel[1]:.0f} "
+            f"| {sim[2]} / {kernel[2]} | {sim[3]:.0f} / {kernel[3]:.0f} "
+            f"| {exit_d:+.1f} % | {after_d:+.1f} % |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
