@@ -640,7 +640,11 @@ impl BpfController {
         // ratios), which tcp_cubic.c's hystart_ack_delay reads; a program with cong_control
         // sets its own (Linux does not update it for one).
         if tcb.pacing_rate.is_none() && self.hooks[7].is_none() {
-            put(sk, f.sk_pacing_rate, crate::cc::hystart::linux_pacing_rate(tcb));
+            put(
+                sk,
+                f.sk_pacing_rate,
+                crate::cc::hystart::linux_pacing_rate(tcb),
+            );
             self.filled.published = None;
         } else if tcb.pacing_rate != self.filled.published {
             put(sk, f.sk_pacing_rate, pacing_image(tcb.pacing_rate, tcb));
