@@ -323,15 +323,18 @@ def test_release_and_socket_addresses_alike_in_both_worlds(
 
 
 @pytest.mark.kernel
-def test_a_users_cubic_leaves_slow_start_alike_in_both_worlds(
-    tmp_path: Path, kernel_world: None
+@pytest.mark.parametrize("program", ["cubic", "paced_reno"])
+def test_a_users_controller_leaves_slow_start_alike_in_both_worlds(
+    program: str, tmp_path: Path, kernel_world: None
 ) -> None:
-    # examples/bpf/cubic.bpf.c, tcp_cubic.c as a struct_ops program, on 100 Mbit/s, 40 ms, 1 BDP:
-    # HyStart's ACK train ends slow start at the same time and window in both worlds (within
-    # 2 %, the target of docs/bpf.md's table of eight paths, bench/user_cubic.py).
-    obj = compile_object(ROOT / "examples" / "bpf" / "cubic.bpf.c", tmp_path / "cubic.o")
+    # examples/bpf/cubic.bpf.c (tcp_cubic.c as a struct_ops program) and paced_reno.bpf.c
+    # (cong_control with its own pacing rate) on 100 Mbit/s, 40 ms, 1 BDP: slow start ends at
+    # the same time and window in both worlds (within 2 %, the target of docs/bpf.md's tables of
+    # eight paths, bench/user_controllers.py), named after the program.
+    source = ROOT / "examples" / "bpf" / f"{program}.bpf.c"
+    obj = compile_object(source, tmp_path / f"{program}.o")
     path = scenario(
-        tmp_path / "cubic.toml",
+        tmp_path / "user.toml",
         [{"cc": {"bpf": str(obj)}}],
         topology=HUNDRED_MBIT_40MS,
         duration="3s",
@@ -339,7 +342,8 @@ def test_a_users_cubic_leaves_slow_start_alike_in_both_worlds(
     )
     sim = startlab.run(path).flows.row(0, named=True)
     kernel = startlab.kernel.run(path).flows.row(0, named=True)
-    assert sim["ss_exit_reason"] == kernel["ss_exit_reason"] == "user_cubic", (sim, kernel)
+    name = {"cubic": "user_cubic", "paced_reno": "paced_reno"}[program]
+    assert sim["ss_exit_reason"] == kernel["ss_exit_reason"] == name, (sim, kernel)
     for key in ("ss_exit_s", "ss_exit_cwnd"):
         assert kernel[key] == pytest.approx(sim[key], rel=0.02), (key, sim[key], kernel[key])
 

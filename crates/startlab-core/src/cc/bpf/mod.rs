@@ -755,6 +755,16 @@ impl BpfController {
                 {
                     tcb.exit_reason_hint = Some(ExitReason::Detector(intern(&self.vm.loaded.name)));
                 }
+                // A user's program with cong_control ends its start-up itself, by whichever hook
+                // first leaves it with cwnd at or above a finite ssthresh (the ssthresh a loss
+                // gave it included): named after it, as the kernel world names it.
+                if self.hooks[7].is_some()
+                    && self.phase.is_none()
+                    && !tcb.in_slow_start()
+                    && tcb.exit_reason_hint.is_none()
+                {
+                    tcb.exit_reason_hint = Some(ExitReason::Detector(intern(&self.vm.loaded.name)));
+                }
                 // A kernel module's start-up exit (HyStart in cubictcp_acked, BBR's full pipe
                 // in bbr_main) is the program's: named after it, as the kernel world names it
                 // (the trace does not tell the kernel's rule from the program's).

@@ -1,10 +1,11 @@
-"""A user's CUBIC (examples/bpf/cubic.bpf.c, tcp_cubic.c as a struct_ops program) in both worlds
-on eight paths: the slow-start exit and the window after it, simulator against kernel.
+"""Users' controllers in both worlds on eight paths: the slow-start exit and the window after
+it, simulator against kernel. `cubic` is examples/bpf/cubic.bpf.c (tcp_cubic.c as a struct_ops
+program), `paced_reno` examples/bpf/paced_reno.bpf.c (cong_control, its own pacing rate).
 
-    .venv/bin/python bench/user_cubic.py [--reps 3]
+    .venv/bin/python bench/user_controllers.py cubic|paced_reno [--reps 3]
 
-Needs root and a quiet machine (the kernel world, docs/kernel.md). Prints the table of
-docs/bpf.md ("A user's CUBIC in both worlds"); each kernel cell is the median of the runs.
+Needs root and a quiet machine (the kernel world, docs/kernel.md). Prints a table of docs/bpf.md
+("Users' controllers in both worlds"); each kernel cell is the median of the runs.
 """
 
 from __future__ import annotations
@@ -24,9 +25,7 @@ import startlab
 import startlab.kernel
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = ROOT / "examples" / "bpf" / "cubic.bpf.c"
-
-# (rate, one-way bottleneck delay, buffer, HyStart on, seconds)
+# (rate, one-way bottleneck delay, buffer, HyStart on (cubic only), seconds)
 PATHS = [
     ("100Mbps", "20ms", "1BDP", True, 5),
     ("100Mbps", "50ms", "1BDP", True, 6),
@@ -39,7 +38,10 @@ PATHS = [
 ]
 
 
-def document(obj: Path, rate: str, delay: str, buffer: str, hystart: bool, seconds: int) -> dict:
+def document(
+    obj: Path, program: str, rate: str, delay: str, buffer: str, hystart: bool, seconds: int
+) -> dict:
+    params = {"hystart": int(hystart)} if program == "cubic" else {}
     return {
         "name": "user-cubic",
         "duration": f"{seconds}s",
@@ -53,39 +55,47 @@ def document(obj: Path, rate: str, delay: str, buffer: str, hystart: bool, secon
             "access": {"rate": "1Gbps", "delay": "0.1ms"},
         },
         "tcp": {"stack": "linux"},
-        "flows": [{"cc": {"bpf": str(obj)}, "cc_params": {"hystart": int(hystart)}}],
+        "flows": [{"cc": {"bpf": str(obj)}, "cc_params": params}],
     }
 
 
 def measure(result: startlab.Result) -> tuple[float, float, str, float]:
-    """Exit time and cwnd, its reason, and the median cwnd over the 2 s after the exit."""
+    """Exit time and cwnd, its reason, and the mean cwnd over the 2 s after the exit (samples
+    at a fixed interval, so a time average: it moves smoothly when a reduction comes earlier
+    or later)."""
     row = result.flows.row(0, named=True)
     exit_s = row["ss_exit_s"]
     series = result.flow_series.filter(
         (pl.col("time_s") > exit_s) & (pl.col("time_s") <= exit_s + 2.0)
     )
-    after = float(series["cwnd"].drop_nulls().median())
+    after = float(series["cwnd"].drop_nulls().mean())
     return exit_s, row["ss_exit_cwnd"], row["ss_exit_reason"], after
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("program", choices=("cubic", "paced_reno"))
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
+    source = ROOT / "examples" / "bpf" / f"{args.program}.bpf.c"
     clang = shutil.which("clang")
     assert clang, "clang is needed (make setup installs it)"
     work = Path(tempfile.mkdtemp(prefix="startlab-user-cubic-"))
-    obj = work / "cubic.bpf.o"
+    obj = work / f"{args.program}.bpf.o"
     flags = ["-g", "-O2", "-target", "bpf", "-D__TARGET_ARCH_x86", "-I/usr/include/bpf"]
-    subprocess.run([clang, *flags, "-c", str(SOURCE), "-o", str(obj)], check=True)
+    subprocess.run([clang, *flags, "-c", str(source), "-o", str(obj)], check=True)
     print(
         "| path | exit s (sim / kernel) | exit cwnd | reason | cwnd over the 2 s after "
         "| exit Δ | cwnd-after Δ |"
     )
     print("| --- | ---: | ---: | --- | ---: | ---: | ---: |")
-    for i, (rate, delay, buffer, hystart, seconds) in enumerate(PATHS, 1):
+    paths = PATHS if args.program == "cubic" else [p for p in PATHS if p[3]]
+    if args.program != "cubic":
+        # No HyStart to turn off: two more paths instead.
+        paths += [("300Mbps", "10ms", "1BDP", True, 5), ("10Mbps", "30ms", "2BDP", True, 8)]
+    for i, (rate, delay, buffer, hystart, seconds) in enumerate(paths, 1):
         path = work / f"path{i}.toml"
-        doc: dict[str, Any] = document(obj, rate, delay, buffer, hystart, seconds)
+        doc: dict[str, Any] = document(obj, args.program, rate, delay, buffer, hystart, seconds)
         path.write_text(tomli_w.dumps(doc), encoding="utf-8")
         sim = measure(startlab.run(path))
         runs = [measure(startlab.kernel.run(path)) for _ in range(args.reps)]
@@ -96,6 +106,7 @@ def main() -> None:
             statistics.median(r[3] for r in runs),
         )
         name = f"{i}: {rate}, {delay}, {buffer}{'' if hystart else ', no HyStart'}"
+        name = name.replace("Mbps", " Mbit/s").replace("BDP", " BDP")
         exit_d = (kernel[0] - sim[0]) / sim[0] * 100
         after_d = (kernel[3] - sim[3]) / sim[3] * 100
         print(
