@@ -106,8 +106,10 @@ struct MapStore {
     values: Vec<u8>,
     /// A hash map's keys and their slots (ordered, so that nothing depends on hashing).
     keys: BTreeMap<Vec<u8>, u32>,
-    /// A hash map's free slots, the lowest last.
+    /// A hash map's slots freed by deletes (the last freed is used first), and the slots never
+    /// used, from `fresh` to `max_entries`.
     free: Vec<u32>,
+    fresh: u32,
 }
 
 /// [`Shared`] as the connections of one object hold it.
@@ -127,16 +129,8 @@ impl Shared {
             .maps
             .iter()
             .map(|m| {
-                matches!(m.kind, MAP_TYPE_ARRAY | MAP_TYPE_HASH).then(|| MapStore {
-                    // Grown to the highest element used (zeroed, as the kernel's start).
-                    values: Vec::new(),
-                    keys: BTreeMap::new(),
-                    free: if m.kind == MAP_TYPE_HASH {
-                        (0..m.max_entries).rev().collect()
-                    } else {
-                        Vec::new()
-                    },
-                })
+                // Grown to the highest element used (zeroed, as the kernel's start).
+                matches!(m.kind, MAP_TYPE_ARRAY | MAP_TYPE_HASH).then(MapStore::default)
             })
             .collect();
         Arc::new(Mutex::new(Shared { sections, maps }))
@@ -678,8 +672,13 @@ impl Vm {
             Err(_) if flags == BPF_EXIST => return Ok(errno(ENOENT)),
             Err(_) => {
                 let held = self.held_maps[i].as_mut().expect("held while a hook runs");
-                let Some(slot) = held.free.pop() else {
-                    return Ok(errno(E2BIG));
+                let slot = match held.free.pop() {
+                    Some(slot) => slot,
+                    None if held.fresh < m.max_entries => {
+                        held.fresh += 1;
+                        held.fresh - 1
+                    }
+                    None => return Ok(errno(E2BIG)),
                 };
                 held.keys.insert(key_bytes, slot);
                 slot
