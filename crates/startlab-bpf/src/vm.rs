@@ -135,10 +135,6 @@ impl Shared {
             .collect();
         Arc::new(Mutex::new(Shared { sections, maps }))
     }
-
-    fn is_empty(&self) -> bool {
-        self.sections.iter().all(Option::is_none) && self.maps.iter().all(Option::is_none)
-    }
 }
 
 /// `-errno` as a helper returns it in r0.
@@ -162,10 +158,8 @@ pub struct Vm {
     regions: Vec<Region>,
     /// Per map: the region of this connection's socket storage, once created.
     storage: Vec<Option<usize>>,
-    /// The state the object's connections share ([`Shared`]; `None` only while a hook runs),
-    /// and whether there is any.
+    /// The state the object's connections share ([`Shared`]; `None` only while a hook runs).
     shared: Option<SharedState>,
-    shares: bool,
     /// The data sections and (map, region) pairs that are shared.
     shared_sections: Vec<usize>,
     shared_maps: Vec<(usize, usize)>,
@@ -280,7 +274,6 @@ impl Vm {
                 })
             })
             .collect();
-        let shares = !shared.lock().unwrap_or_else(|e| e.into_inner()).is_empty();
         let shared_sections = (0..loaded.data.len())
             .filter(|&i| loaded.data[i].writable)
             .collect();
@@ -295,7 +288,6 @@ impl Vm {
             regions,
             storage: vec![None; maps],
             shared: Some(shared),
-            shares,
             shared_sections,
             shared_maps,
             map_regions,
@@ -409,7 +401,7 @@ impl Vm {
         for (i, a) in args.iter().enumerate().take(8) {
             ctx[i * 8..i * 8 + 8].copy_from_slice(&a.to_le_bytes());
         }
-        if !self.shares {
+        if self.shared_sections.is_empty() && self.shared_maps.is_empty() {
             return self.run(p);
         }
         // One lock for the whole hook, on the handle moved out of `self` meanwhile.
@@ -529,10 +521,13 @@ impl Vm {
     fn helper(&mut self, id: u32, r: &[u64; 16]) -> Result<u64, VmError> {
         let (a1, a2, a4) = (r[1], r[2], r[4]);
         Ok(match id {
-            helper::MAP_LOOKUP_ELEM => match self.map_slot(a1, a2)? {
-                Ok(slot) => self.slot_address(a1, slot)?,
-                Err(_) => 0,
-            },
+            helper::MAP_LOOKUP_ELEM => {
+                let (i, m, key) = self.keyed_map(a1, a2)?;
+                match self.slot_of(i, &m, &key) {
+                    Ok(slot) => self.slot_address(i, &m, slot),
+                    Err(_) => 0,
+                }
+            }
             helper::MAP_UPDATE_ELEM => self.map_update(a1, a2, r[3], a4)?,
             helper::MAP_DELETE_ELEM => self.map_delete(a1, a2)?,
             helper::KTIME_GET_NS => self.now_ns,
@@ -623,32 +618,31 @@ impl Vm {
         Ok((i, m, key))
     }
 
-    /// The slot of `key` in map `handle`, or the error a lookup of a missing key gives.
-    fn map_slot(&self, handle: u64, key: u64) -> Result<Result<u32, i64>, VmError> {
-        let (i, m, key) = self.keyed_map(handle, key)?;
-        Ok(if m.kind == MAP_TYPE_ARRAY {
+    /// The slot of `key` in map `i` (definition `m`), or the error a lookup of a missing key
+    /// gives.
+    fn slot_of(&self, i: usize, m: &MapDef, key: &[u8]) -> Result<u32, i64> {
+        if m.kind == MAP_TYPE_ARRAY {
             let index = u32::from_le_bytes(key[..4].try_into().unwrap());
-            if index < m.max_entries {
+            return if index < m.max_entries {
                 Ok(index)
             } else {
                 Err(ENOENT)
-            }
-        } else {
-            let held = self.held_maps[i].as_ref().expect("held while a hook runs");
-            held.keys.get(&key).copied().ok_or(ENOENT)
-        })
+            };
+        }
+        let held = self.held_maps[i].as_ref().expect("held while a hook runs");
+        held.keys.get(key).copied().ok_or(ENOENT)
     }
 
-    /// The address of `slot`'s value in map `handle`, its memory grown to it if needed.
-    fn slot_address(&mut self, handle: u64, slot: u32) -> Result<u64, VmError> {
-        let (i, m) = self.map(handle)?;
+    /// The address of `slot`'s value in map `i` (definition `m`), its memory grown to it if
+    /// needed.
+    fn slot_address(&mut self, i: usize, m: &MapDef, slot: u32) -> u64 {
         let size = m.value_size as usize;
         let r = self.map_regions[i].expect("a keyed map has a region");
         let need = (slot as usize + 1) * size;
         if self.regions[r].bytes.len() < need {
             self.regions[r].bytes.resize(need, 0);
         }
-        Ok(region_base(r) + (slot as usize * size) as u64)
+        region_base(r) + (slot as usize * size) as u64
     }
 
     /// bpf_map_update_elem(map, key, value, flags), as `array_map_update_elem` and
@@ -664,7 +658,7 @@ impl Vm {
         if flags > BPF_EXIST {
             return Ok(errno(EINVAL));
         }
-        let slot = match self.map_slot(handle, key)? {
+        let slot = match self.slot_of(i, &m, &key_bytes) {
             Ok(_) if flags == BPF_NOEXIST => return Ok(errno(EEXIST)),
             Ok(slot) => slot,
             // An array's every index exists: one outside it is E2BIG.
@@ -687,7 +681,7 @@ impl Vm {
         let size = m.value_size as usize;
         let (r, o) = self.translate(value, size, false)?;
         let bytes = self.regions[r].bytes[o..o + size].to_vec();
-        let (region, at) = split(self.slot_address(handle, slot)?);
+        let (region, at) = split(self.slot_address(i, &m, slot));
         self.regions[region - 1].bytes[at..at + size].copy_from_slice(&bytes);
         Ok(0)
     }

@@ -34,14 +34,8 @@ pub const MAX_HOSTS: usize = 1000;
 /// uses it). Runs take turns through the blocks, so that a socket a killed run left behind
 /// never has the address of a later run's sender.
 pub fn host_addr(block: u32, i: usize) -> Ipv4Addr {
-    let i = i as u32;
-    Ipv4Addr::from(
-        u32::from(Ipv4Addr::new(198, 18, 0, 0))
-            + (block % 128) * 1024
-            + (i / 250) * 256
-            + i % 250
-            + 1,
-    )
+    // Block 0 is the simulator's numbering of a socket's addresses (`Tcb::ipv4_of`).
+    Ipv4Addr::from(startlab_core::cc::Tcb::ipv4_of(i as u32) + (block % 128) * 1024)
 }
 
 /// The address block of the next run of this process.
