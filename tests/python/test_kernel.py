@@ -889,3 +889,71 @@ def test_the_suss_port_exits_with_its_model_in_the_kernel(
     ker = comparison.kernel.flows.row(0, named=True)
     assert sim["ss_exit_reason"] == ker["ss_exit_reason"] == "suss-train"
     assert ker["ss_exit_s"] == pytest.approx(sim["ss_exit_s"], rel=0.05)
+
+
+@pytest.mark.kernel
+def test_careful_resume_jumps_from_what_the_last_connection_left_in_both_worlds(
+    tmp_path: Path, kernel_world: None
+) -> None:
+    # Careful Resume's port (docs/algorithms/careful-resume.md) keeps the saved state in its
+    # own map: release writes it when the first connection closes (with FINs), init of the
+    # second reads it. Both worlds: the second connection jumps to half the saved window once
+    # its initial window is acknowledged, Linux's receiver holds the jump back, the flight is
+    # validated, and slow start ends a little sooner than the first connection's.
+    flows = [
+        {"cc": "cubic", "startup": "careful-resume", "size": "20MB", "count": 2, "stagger": "5s"}
+    ]
+    topology = dumbbell("100Mbps", "49ms", "1BDP")
+    path = scenario(
+        tmp_path / "cr.toml", flows, topology=topology, duration="10s", tcp={"stack": "linux"}
+    )
+    comparison = startlab.compare.compare(path)
+    exits = {}
+    for world, result in (("simulator", comparison.simulator), ("kernel", comparison.kernel)):
+        flows_ = result.flows.sort("flow")
+        starts = flows_["start_s"].to_list()
+        early = [
+            result.flow_series.filter(
+                (pl.col("flow") == f) & (pl.col("time_s") < starts[f] + 0.35)
+            )["cwnd"].max()
+            for f in (0, 1)
+        ]
+        # The first connection is in slow start (at most 40), the second has jumped.
+        assert early[0] <= 50, (world, early)
+        assert early[1] > 500, (world, early)
+        exits[world] = flows_["ss_exit_s"].to_list()
+        assert exits[world][1] < exits[world][0], (world, exits[world])
+    assert exits["kernel"][1] == pytest.approx(exits["simulator"][1], rel=0.05), exits
+
+
+@pytest.mark.kernel
+def test_a_pacing_cap_set_with_bpf_setsockopt_acts_alike_in_both_worlds(
+    tmp_path: Path, kernel_world: None
+) -> None:
+    # tests/bpf/pacing_cap.bpf.c: SO_MAX_PACING_RATE from cong_avoid asks for pacing and lowers
+    # the rate (window code 111), an 8-byte option is EINVAL (22), ~0U lifts the cap and leaves
+    # the status (10); a cap of 10^6 bytes/s holds goodput to 8 Mbit/s, one of 125,000 bytes/s
+    # set in init to 1 Mbit/s, in the kernel as in the simulator.
+    source = ROOT / "crates" / "startlab-core" / "tests" / "bpf" / "pacing_cap.bpf.c"
+    obj = compile_object(source, tmp_path / "pacing_cap.o")
+    topology = dumbbell("20Mbps", "19.9ms", "1BDP")
+    for mode, code in ((0, 111), (1, 22), (2, 10), (4, None)):
+        flows = [{"cc": {"bpf": str(obj)}, "cc_params": {"mode": mode}}]
+        path = scenario(
+            tmp_path / f"cap{mode}.toml",
+            flows,
+            topology=topology,
+            duration="3s",
+            tcp={"stack": "linux"},
+        )
+        comparison = startlab.compare.compare(path)
+        sim, ker = comparison.simulator, comparison.kernel
+        if code is not None:
+            assert sim.flow_series["cwnd"].max() == ker.flow_series["cwnd"].max() == code, mode
+        goodput = (sim.flows["goodput_bps"][0], ker.flows["goodput_bps"][0])
+        if mode == 0:
+            assert 7.0e6 < goodput[0] <= 8.0e6, goodput
+        if mode == 4:
+            assert 0.9e6 < goodput[0] <= 1.0e6, goodput
+        if mode in (0, 4):
+            assert goodput[1] == pytest.approx(goodput[0], rel=0.06), (mode, goodput)

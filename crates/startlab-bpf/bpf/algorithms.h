@@ -38,6 +38,9 @@
  *     in or out of slow start
  *   before_ssthresh(...): before the          nothing
  *     controller's ssthresh
+ *   release(...): the connection closes       nothing
+ *     (no bpf_setsockopt: Linux refuses it
+ *     to release)
  *
  * model-based congestion control (MODEL_OPS), run by the struct_ops startlab_model, whose
  * cong_control replaces cong_avoid (and the stack's PRR and pacing rate) as in Linux's
@@ -87,6 +90,7 @@
 		bool (*in_startup)(HOOK_ARGS(n));                                       \
 		void (*before_cong_avoid)(HOOK_ARGS(n), __u32 ack, __u32 acked);        \
 		void (*before_ssthresh)(HOOK_ARGS(n));                                  \
+		void (*release)(HOOK_ARGS(n));                                          \
 	};                                                                              \
 	static const struct n##_ops n##_ops
 
@@ -128,6 +132,7 @@
 #include "startup/hystart.bpf.c"
 #include "startup/hystart_pp.bpf.c"
 #include "startup/suss.bpf.c"  /* after hystart.bpf.c, whose hystart_pacing_rate it uses */
+#include "startup/careful_resume.bpf.c"
 
 /* One line per name (several names may share a file). */
 #define CC_LIST(X) \
@@ -157,6 +162,7 @@
 	X(vegas_ss) \
 	X(hystart) \
 	X(hystart_pp) \
-	X(suss)
+	X(suss) \
+	X(careful_resume)
 
 #endif

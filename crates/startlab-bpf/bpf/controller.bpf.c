@@ -171,6 +171,8 @@ static __always_inline void startup_cwnd_event(struct ca *ca, enum tcp_ca_event 
 static __always_inline void startup_before_cong_avoid(struct ca *ca, __u32 ack, __u32 acked) { STARTUP_LIST(SS_BEFORE_CONG_AVOID) }
 #define SS_BEFORE_SSTHRESH(n) STARTUP_CALL(n, before_ssthresh, NOTHING)
 static __always_inline void startup_before_ssthresh(struct ca *ca) { STARTUP_LIST(SS_BEFORE_SSTHRESH) }
+#define SS_RELEASE(n) STARTUP_CALL(n, release, NOTHING)
+static __always_inline void startup_release(struct ca *ca) { STARTUP_LIST(SS_RELEASE) }
 #define SS_IN_STARTUP(n) STARTUP_CALL(n, in_startup, in_slow_start(ca))
 static __always_inline bool startup_in_startup(struct ca *ca) { STARTUP_LIST(SS_IN_STARTUP) return cc_in_startup(ca); }
 
@@ -330,6 +332,12 @@ void BPF_PROG(startlab_init, struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(startlab_release, struct sock *sk)
 {
+	struct ca ca;
+
+	/* tcp_cleanup_congestion_control: what a start-up algorithm keeps beyond the connection
+	 * (Careful Resume's saved path state), then the connection's own storage. */
+	if (!own_slow_start() && ca_begin(&ca, sk, false))
+		startup_release(&ca);
 	bpf_sk_storage_delete(&flows, sk);
 }
 
@@ -360,8 +368,9 @@ void BPF_PROG(startlab_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		startup_before_cong_avoid(&ca, ack, acked);
 	if (!own_slow_start() && in_slow_start(&ca)) {
 		/* Linux grows cwnd only when the flow is cwnd-limited (tcp_is_cwnd_limited). */
-		if (!cwnd_limited(&ca))
+		if (!cwnd_limited(&ca)) {
 			goto out;
+		}
 		acked = startup_on_ack(&ca, acked);
 		if (!acked)
 			goto out;

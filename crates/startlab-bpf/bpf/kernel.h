@@ -24,6 +24,7 @@ typedef _Bool bool;
 #define false 0
 
 enum bpf_map_type {
+	BPF_MAP_TYPE_HASH = 1,
 	BPF_MAP_TYPE_RINGBUF = 27,
 	BPF_MAP_TYPE_SK_STORAGE = 24,
 };
@@ -31,6 +32,7 @@ enum bpf_map_type {
 enum {
 	BPF_F_NO_PREALLOC = 1,
 	BPF_SK_STORAGE_GET_F_CREATE = 1,
+	BPF_ANY = 0, /* bpf_map_update_elem: create or replace */
 };
 
 #define __ksym __attribute__((section(".ksyms")))

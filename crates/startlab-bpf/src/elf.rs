@@ -157,6 +157,7 @@ pub mod helper {
     pub const MAP_UPDATE_ELEM: u32 = 2;
     pub const MAP_DELETE_ELEM: u32 = 3;
     pub const KTIME_GET_NS: u32 = 5;
+    pub const SETSOCKOPT: u32 = 49;
     pub const TRACE_PRINTK: u32 = 6;
     pub const GET_PRANDOM_U32: u32 = 7;
     pub const SK_STORAGE_GET: u32 = 107;
@@ -178,6 +179,7 @@ pub const HELPERS: &[(u32, &str)] = &[
     (helper::KTIME_GET_NS, "bpf_ktime_get_ns"),
     (helper::TRACE_PRINTK, "bpf_trace_printk"),
     (helper::GET_PRANDOM_U32, "bpf_get_prandom_u32"),
+    (helper::SETSOCKOPT, "bpf_setsockopt"),
     (helper::SK_STORAGE_GET, "bpf_sk_storage_get"),
     (helper::SK_STORAGE_DELETE, "bpf_sk_storage_delete"),
     (helper::JIFFIES64, "bpf_jiffies64"),
@@ -364,6 +366,7 @@ impl Loaded {
         // The struct_ops table: which program each member points at.
         let (hooks, name, flags) = struct_ops(&file, &btf, &by_symbol, ops)?;
         validate_hooks(&hooks, &name)?;
+        validate_release(&hooks, &programs, &name)?;
         validate_flags(flags, &name)?;
         Ok(Loaded {
             programs,
@@ -853,6 +856,27 @@ fn validate_hooks(hooks: &HashMap<String, usize>, name: &str) -> Result<(), Stri
         _ => return Ok(()),
     };
     err(format!("the struct_ops \"{name}\" has no {missing}, which Linux requires of a congestion control (tcp_validate_congestion_control)"))
+}
+
+/// Refuses a `release` that calls bpf_setsockopt, as Linux's verifier does
+/// (net/ipv4/bpf_tcp_ca.c, bpf_tcp_ca_get_func_proto: the controller is retiring, and an option
+/// set then could use it).
+fn validate_release(
+    hooks: &HashMap<String, usize>,
+    programs: &[Program],
+    name: &str,
+) -> Result<(), String> {
+    let Some(&p) = hooks.get("release") else {
+        return Ok(());
+    };
+    if programs[p]
+        .calls
+        .values()
+        .any(|c| matches!(c, Callee::Helper(helper::SETSOCKOPT)))
+    {
+        return err(format!("the struct_ops \"{name}\": its release calls bpf_setsockopt, which Linux does not allow there (bpf_tcp_ca_get_func_proto)"));
+    }
+    Ok(())
 }
 
 /// The `struct_ops` variable `ops` (the only one when `None`): its members that point at

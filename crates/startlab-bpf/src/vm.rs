@@ -531,6 +531,7 @@ impl Vm {
             helper::MAP_UPDATE_ELEM => self.map_update(a1, a2, r[3], a4)?,
             helper::MAP_DELETE_ELEM => self.map_delete(a1, a2)?,
             helper::KTIME_GET_NS => self.now_ns,
+            helper::SETSOCKOPT => self.setsockopt(r)?,
             helper::TRACE_PRINTK => 0,
             helper::GET_PRANDOM_U32 => prandom_u32(&mut self.prandom) as u64,
             helper::JIFFIES64 => self.now_ns.saturating_mul(self.hz) / 1_000_000_000,
@@ -700,6 +701,49 @@ impl Vm {
             }
             None => errno(ENOENT),
         })
+    }
+
+    /// bpf_setsockopt(sk, level, optname, optval, optlen) as a struct_ops controller's call
+    /// runs (net/core/filter.c, sol_socket_sockopt, then net/core/sock.c, sk_setsockopt), for
+    /// the options the VM provides: SOL_SOCKET's SO_MAX_PACING_RATE. An int, so a cap of at
+    /// most 2^32 - 2 bytes per second, ~0U lifting it; any other rate asks for pacing
+    /// (SK_PACING_NONE becomes SK_PACING_NEEDED) and lowers sk_pacing_rate to it. Any other
+    /// option stops the program with an error naming it.
+    fn setsockopt(&mut self, r: &[u64; 16]) -> Result<u64, VmError> {
+        const SOL_SOCKET: u64 = 1;
+        const SO_MAX_PACING_RATE: u64 = 47;
+        const SK_PACING_NONE: u64 = 0;
+        const SK_PACING_NEEDED: u64 = 1;
+        if r[1] != region_base(SOCK_REGION) {
+            return Err(VmError(
+                "bpf_setsockopt was given something other than the socket".into(),
+            ));
+        }
+        let (level, optname, optlen) = (r[2] as u32 as u64, r[3] as u32 as u64, r[5] as u32);
+        if (level, optname) != (SOL_SOCKET, SO_MAX_PACING_RATE) {
+            return Err(VmError(format!(
+                "bpf_setsockopt(level {level}, optname {optname}), which the simulator does not provide (it has SOL_SOCKET's SO_MAX_PACING_RATE)"
+            )));
+        }
+        if optlen != 4 {
+            return Ok(errno(EINVAL));
+        }
+        let (reg, o) = self.translate(r[4], 4, false)?;
+        let val = u32::from_le_bytes(self.regions[reg].bytes[o..o + 4].try_into().unwrap());
+        let f = layout::sock();
+        let max = if val == u32::MAX {
+            u64::MAX
+        } else {
+            val as u64
+        };
+        if max != u64::MAX && self.sock_get(f.sk_pacing_status) == SK_PACING_NONE {
+            self.sock_set(f.sk_pacing_status, SK_PACING_NEEDED);
+        }
+        self.sock_set(f.sk_max_pacing_rate, max);
+        if max < self.sock_get(f.sk_pacing_rate) {
+            self.sock_set(f.sk_pacing_rate, max);
+        }
+        Ok(0)
     }
 
     fn sock_get(&self, f: &layout::Field) -> u64 {

@@ -282,3 +282,88 @@ fn dctcps_port_follows_its_model_behind_an_ecn_codel() {
         );
     }
 }
+
+/// Careful Resume across connections, where the model's saved state comes from the host's path
+/// cache and the port's from its own map (`cr_paths`, written by release, read by init): on
+/// both stacks, connections of 4 MB at 0, 5 and 20 s on one path (flow entries of their own, so that each has
+/// its log; with the same parameters they share one registration, hence one map), the port
+/// follows the model after every hook of every connection.
+/// - A steady path: the first connection saves its window; the second jumps to half of it
+///   (a step of more than 10 segments in one hook, where slow start takes at most 2) and validates it.
+/// - The rate falls from 50 to 3 Mbit/s as the second connection opens: its jump overflows
+///   the queue, Safe Retreat deletes the saved state, and the third does not jump.
+#[test]
+fn careful_resumes_port_follows_its_model_across_connections() {
+    let steady =
+        r#"{ rate = "50Mbps", delay = "20ms", queue = { kind = "droptail", limit = "1BDP" } }"#;
+    let falling = r#"{ rate = { steps = [["0s", "50Mbps"], ["5s", "3Mbps"]] }, delay = "20ms", queue = { kind = "droptail", limit = "20" } }"#;
+    for stack in ["ns-2", "linux"] {
+        // The Linux receiver's window would hold the jump back (docs/algorithms/
+        // careful-resume.md): the ns-2 receiver's, unlimited, is used on both stacks.
+        let tcp = match stack {
+            "linux" => "stack = \"linux\"\nack_policy = \"rfc5681\"\ndelayed_ack = true",
+            _ => "mss = \"1448B\"\nheader = \"52B\"\nsack = true\nrecovery = \"sack\"\nhandshake = true",
+        };
+        for (path, count) in [(steady, 2), (falling, 3)] {
+            let text = format!(
+                r#"
+duration = "35s"
+seed = 7
+[topology]
+kind = "dumbbell"
+pairs = 1
+bottleneck = {path}
+access = {{ rate = "1Gbps", delay = "0.5ms" }}
+[tcp]
+{tcp}
+{}"#,
+                (0..count)
+                    .map(|i| format!(
+                        "[[flows]]\ncc = \"newreno\"\nstartup = \"careful-resume\"\nsize = \"4MB\"\nstart = \"{}s\"\n",
+                        [0, 5, 20][i]
+                    ))
+                    .collect::<String>()
+            );
+            let mut s = scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap();
+            let mut logs = Vec::new();
+            for f in &mut s.flows {
+                if let Traffic::Tcp { controller, .. } = &mut f.traffic {
+                    let (shadowed, log) = controller.shadowed().unwrap();
+                    *controller = shadowed;
+                    logs.push(log);
+                }
+            }
+            let report = Simulation::from_resolved(s).run();
+            let what = format!("{stack} stack, {count} connections");
+            let d: Vec<Differences> = logs.iter().map(|l| l.lock().unwrap().clone()).collect();
+            for (i, d) in d.iter().enumerate().rev() {
+                if std::env::var_os("STARTLAB_BPF_DIFF").is_some() {
+                    println!("{what}, connection {i}: {} hooks, {} ACKs, largest step {:.1}, misses {} {:?}, exits model {:?} port {:?}", d.hooks, d.acks, d.max_cwnd_step, d.misses, d.first_miss, d.model_exit, d.port_exit);
+                }
+                assert!(d.error.is_none(), "{what}, connection {i}: {:?}", d.error);
+                assert!(d.acks > 100, "{what}, connection {i}: {} ACKs", d.acks);
+                assert_eq!(d.misses, 0, "{what}, connection {i}: {:?}", d.first_miss);
+                assert!(
+                    d.max_ssthresh_gap <= 1.0,
+                    "{what}, connection {i}: ssthresh"
+                );
+            }
+            let steps: Vec<f64> = d.iter().map(|d| d.max_cwnd_step).collect();
+            assert!(
+                steps[0] < 10.0,
+                "{what}: the first connection jumped: {steps:?}"
+            );
+            assert!(
+                steps[1] > 10.0,
+                "{what}: the second did not jump: {steps:?}"
+            );
+            if count == 3 {
+                assert!(
+                    report.flows.retransmissions[1] > 0,
+                    "{what}: the second connection's jump lost nothing"
+                );
+                assert!(steps[2] < 10.0, "{what}: the third jumped: {steps:?}");
+            }
+        }
+    }
+}

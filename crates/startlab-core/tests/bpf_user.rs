@@ -607,3 +607,70 @@ fn a_users_program_reads_the_pipe_the_reduction_and_the_timer_as_the_sender_keep
         assert_eq!(t.cwnd, value as f64, "field {field}");
     }
 }
+
+/// bpf_setsockopt(SOL_SOCKET, SO_MAX_PACING_RATE), as net/core/sock.c's sk_setsockopt runs it
+/// for a controller (`tests/bpf/pacing_cap.bpf.c`): a cap asks for pacing (SK_PACING_NONE
+/// becomes SK_PACING_NEEDED) and lowers sk_pacing_rate to it; ~0U lifts it and leaves the status;
+/// an 8-byte option is EINVAL (an int is taken); an option the simulator does not provide stops
+/// the program, naming it; a release that calls it is refused as Linux's verifier refuses it;
+/// and a cap set in init holds the connection's sending rate to it, with Linux's own pacing.
+#[test]
+fn a_pacing_cap_set_with_bpf_setsockopt_acts_as_in_linux() {
+    use startlab_core::cc::{Ack, Tcb};
+    use startlab_core::scenario::resolved::Traffic;
+    use startlab_core::time::{Duration, Time};
+    let dir = tmp("pacing-cap");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bpf/pacing_cap.bpf.c");
+    let object = compile(&source, &dir, &[]);
+    let run_hooks = |mode: u32| {
+        let text = scenario_text(&object, &format!("{{ mode = {mode} }}"));
+        let s = scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap();
+        let Traffic::Tcp { controller, .. } = &s.flows[0].traffic else {
+            panic!("a tcp flow")
+        };
+        let mut cc = controller.build();
+        let mut t = Tcb::new(1448, 1500, 10.0, f64::INFINITY);
+        t.srtt = Some(Duration::from_millis(40));
+        cc.init(&mut t, Time::ZERO);
+        let ack = Ack {
+            acked: 1,
+            ack_seq: 1,
+        };
+        cc.cong_avoid(&mut t, &ack, Time::from_nanos(1_000_000));
+        (t, cc.error())
+    };
+    // 100 x SK_PACING_NEEDED + 10 (rate lowered to the cap) + 1 (the cap kept); the sender's
+    // rate is then the cap, 10^6 payload bytes/s on 1500-byte packets of 1448.
+    let (t, e) = run_hooks(0);
+    assert_eq!((t.cwnd, e), (111.0, None));
+    let rate = startlab_core::units::Rate::from_bps(1_000_000 * 8 * 1500 / 1448);
+    assert_eq!(t.max_pacing_rate, Some(rate));
+    assert!(
+        t.pacing_rate.is_some_and(|r| r <= rate),
+        "{:?}",
+        t.pacing_rate
+    );
+    assert_eq!(run_hooks(1).0.cwnd, 22.0);
+    let (t, _) = run_hooks(2);
+    assert_eq!((t.cwnd, t.max_pacing_rate), (10.0, None));
+    let (_, e) = run_hooks(3);
+    let e = e.expect("an option the simulator does not provide");
+    assert!(e.contains("bpf_setsockopt(level 1, optname 7)"), "{e}");
+    // Linux's verifier gives release no bpf_setsockopt.
+    let sub = dir.join("release");
+    std::fs::create_dir_all(&sub).unwrap();
+    let refused = compile(&source, &sub, &["-DRELEASE_SETSOCKOPT"]);
+    let e =
+        scenario::resolve(&scenario::from_toml(&scenario_text(&refused, "{ mode = 4 }")).unwrap())
+            .unwrap_err()
+            .to_string();
+    assert!(e.contains("its release calls bpf_setsockopt"), "{e}");
+    // A cap of 125,000 bytes/s from init on a 20 Mbit/s path: 1 Mbit/s of goodput.
+    let text = scenario_text(&object, "{ mode = 4, cap = 125000 }");
+    let s = scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap();
+    let r = Simulation::from_resolved(s).run();
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    let goodput = r.flows.goodput_bps[0];
+    assert!((0.95e6..=1.0e6).contains(&goodput), "{goodput}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

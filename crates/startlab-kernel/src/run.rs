@@ -425,7 +425,8 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
             slow_start_after_idle: plan.tcp[c.entry]
                 .as_ref()
                 .is_none_or(|t| t.slow_start_after_idle),
-            graceful_close: plan.tcp[c.entry].as_ref().is_some_and(|t| t.metrics),
+            graceful_close: plan.tcp[c.entry].as_ref().is_some_and(|t| t.metrics)
+                || startlab_core::cc::registry::SAVES_PATH_STATE.contains(&c.startup.as_str()),
             paced: c.paced,
             spread: c.spread,
             maxseg: plan.tcp[c.entry].as_ref().map_or(

@@ -187,8 +187,9 @@ pub struct TcpJob {
     pub maxseg: u32,
     /// `net.ipv4.tcp_slow_start_after_idle` in the sender's namespace.
     pub slow_start_after_idle: bool,
-    /// A completed connection closes with FINs (TIME_WAIT: Linux saves its TCP metrics), not
-    /// with a reset (`tcp.metrics`).
+    /// A completed connection closes with FINs (TIME_WAIT: Linux saves its TCP metrics, and a
+    /// controller's `release` sees the connection's window), not with a reset (`tcp.metrics`,
+    /// or a start-up algorithm that saves path state, `registry::SAVES_PATH_STATE`).
     pub graceful_close: bool,
 }
 

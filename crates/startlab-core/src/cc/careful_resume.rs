@@ -223,34 +223,39 @@ impl SlowStart for CarefulResume {
                 left
             }
             // §3.3: cwnd is not increased.
-            Phase::Unvalidated => {
-                self.pace(tcb);
-                self.check_flight(tcb, now);
-                0
-            }
-            Phase::Validating => {
-                let left = grow_to_ssthresh(tcb, ack.acked, ack.acked);
-                if tcb.snd_una > self.last_unvalidated {
-                    self.phase = Phase::Normal;
-                }
-                left
-            }
-            Phase::SafeRetreat => 0,
+            Phase::Unvalidated | Phase::SafeRetreat => 0,
+            Phase::Validating => grow_to_ssthresh(tcb, ack.acked, ack.acked),
             Phase::Normal => grow_to_ssthresh(tcb, ack.acked, ack.acked),
         }
     }
 
-    fn pkts_acked(&mut self, tcb: &mut Tcb, sample: &AckSample, _now: Time) {
+    /// Every ACK that acknowledges data, whether or not the window is in use (the growth in
+    /// `on_ack` comes only on ACKs that may raise cwnd, while the flow is cwnd-limited): the
+    /// RTT samples, and the checks that end Unvalidated, Validating and Safe Retreat, so that a
+    /// jump the receiver's window or the application holds back is still checked (§3.3: then
+    /// it is found rate-limited).
+    fn pkts_acked(&mut self, tcb: &mut Tcb, sample: &AckSample, now: Time) {
         if let Some(rtt) = sample.rtt {
             self.latest_rtt = Some(rtt);
             if self.phase == Phase::Reconnaissance {
                 self.min_rtt_recon = Some(self.min_rtt_recon.map_or(rtt, |m| m.min(rtt)));
             }
         }
-        // Safe Retreat ends when the last unvalidated segment is acknowledged (§3.5).
-        if self.phase == Phase::SafeRetreat && tcb.snd_una > self.last_unvalidated {
-            tcb.ssthresh = (self.pipe_size(tcb) * self.config.beta).max(2.0);
-            self.phase = Phase::Normal;
+        match self.phase {
+            Phase::Unvalidated => {
+                self.pace(tcb);
+                self.check_flight(tcb, now);
+            }
+            // The ACK of the last unvalidated segment ends Validating (§3.4) ...
+            Phase::Validating if tcb.snd_una > self.last_unvalidated => {
+                self.phase = Phase::Normal;
+            }
+            // ... and Safe Retreat, with ssthresh = PipeSize × beta (§3.5).
+            Phase::SafeRetreat if tcb.snd_una > self.last_unvalidated => {
+                tcb.ssthresh = (self.pipe_size(tcb) * self.config.beta).max(2.0);
+                self.phase = Phase::Normal;
+            }
+            _ => {}
         }
     }
 
@@ -389,25 +394,35 @@ mod tests {
         let (mut cr, mut t) = jumped();
         // All 150 sent: flight 150 > PipeSize 29: Validating with cwnd = flight.
         (t.high_tx, t.in_flight) = (160, 150);
-        cr.on_ack(&mut t, &ack(0), Time::from_nanos(1));
+        cr.pkts_acked(&mut t, &sample(100), Time::from_nanos(1));
         assert_eq!(
             (cr.phase(), t.cwnd, cr.last_unvalidated),
             (Phase::Validating, 150.0, 159)
         );
-        // Slow start goes on; the ACK of segment 159 ends Careful Resume.
+        // Slow start goes on.
+        t.snd_una = 159;
+        cr.pkts_acked(&mut t, &sample(100), Time::from_nanos(2));
+        assert_eq!(cr.on_ack(&mut t, &ack(1), Time::from_nanos(2)), 0);
+        assert_eq!((cr.phase(), t.cwnd), (Phase::Validating, 151.0));
+        // The ACK of segment 159 ends Careful Resume.
         t.snd_una = 160;
-        cr.on_ack(&mut t, &ack(1), Time::from_nanos(2));
-        assert_eq!((cr.phase(), t.cwnd), (Phase::Normal, 151.0));
+        cr.pkts_acked(&mut t, &sample(100), Time::from_nanos(3));
+        cr.on_ack(&mut t, &ack(1), Time::from_nanos(3));
+        assert_eq!((cr.phase(), t.cwnd), (Phase::Normal, 152.0));
     }
 
     #[test]
     fn an_unused_jump_returns_to_what_was_validated() {
         let (mut cr, mut t) = jumped();
         // The first unvalidated segment is acknowledged with only 30 in flight (the
-        // application wrote little more): flight 30 <= PipeSize 29 + (49 - 39) = 39.
+        // application, or the receiver's window, let little more go): flight 30 <= PipeSize
+        // 29 + (49 - 39) = 39. The check comes with the ACK's sample, though the window of 150
+        // is far from in use (on_ack, which grows cwnd, is not called then).
         (t.snd_una, t.high_tx, t.in_flight) = (49, 79, 30);
-        cr.on_ack(&mut t, &ack(1), Time::from_nanos(1));
+        t.cwnd_limited = false;
+        cr.pkts_acked(&mut t, &sample(100), Time::from_nanos(1));
         assert_eq!((cr.phase(), t.cwnd), (Phase::Normal, 39.0));
+        assert_eq!(t.pacing_rate, None);
     }
 
     #[test]

@@ -37,28 +37,36 @@ pub struct ControllerFactory {
     shadow: Option<(BpfFactory, Arc<Mutex<Differences>>)>,
 }
 
+/// `object` for one run: sharing the state of the run's registration with the same object and
+/// data, or the first of them (added to `registered`).
+fn register(object: &BpfFactory, registered: &mut Vec<BpfFactory>) -> BpfFactory {
+    match registered.iter().find(|r| r.same_registration(object)) {
+        Some(r) => object.sharing_with(r),
+        None => {
+            let fresh = object.for_run();
+            registered.push(fresh.clone());
+            fresh
+        }
+    }
+}
+
 impl ControllerFactory {
     /// The factory for one run: an eBPF object's connections share its globals and maps in
     /// the run, starting from the object's initial values, as in the kernel, where one
     /// registration serves every flow entry with the same object and data. `registered` holds
     /// the run's objects so far.
+    /// A differential run's port is registered the same way, so that Careful Resume's saved
+    /// state reaches the port of a later flow entry, as it reaches its model.
     pub fn for_run(&self, registered: &mut Vec<BpfFactory>) -> ControllerFactory {
         let mut f = self.clone();
         match &mut f.algorithm {
             Algorithm::Port { object, .. } | Algorithm::UserObject { object, .. } => {
-                *object = match registered.iter().find(|r| r.same_registration(object)) {
-                    Some(r) => object.sharing_with(r),
-                    None => {
-                        let fresh = object.for_run();
-                        registered.push(fresh.clone());
-                        fresh
-                    }
-                };
+                *object = register(object, registered);
             }
             Algorithm::Model(_) => {}
         }
         if let Some((port, _)) = &mut f.shadow {
-            *port = port.for_run();
+            *port = register(port, registered);
         }
         f
     }

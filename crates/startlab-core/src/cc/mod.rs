@@ -202,6 +202,10 @@ pub struct Tcb {
     pub ca_state: CaState,
     /// Set by the controller to pace transmissions; `None` sends as fast as the window allows.
     pub pacing_rate: Option<Rate>,
+    /// `sk_max_pacing_rate` as an eBPF controller set it (`bpf_setsockopt(SO_MAX_PACING_RATE)`):
+    /// the sender's own pacing rate never goes above it (`tcp_update_pacing_rate`); `None`:
+    /// no cap.
+    pub max_pacing_rate: Option<Rate>,
     /// Set by a start-up detector when it ends slow start, so the exit is reported with its reason.
     pub exit_reason_hint: Option<ExitReason>,
     /// Whether the window may grow: the last transmissions were limited by cwnd, not by the
@@ -278,6 +282,7 @@ impl Tcb {
             ecn: false,
             ca_state: CaState::Open,
             pacing_rate: None,
+            max_pacing_rate: None,
             exit_reason_hint: None,
             cwnd_limited: true,
             is_cwnd_limited: true,

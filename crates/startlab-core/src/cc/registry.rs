@@ -489,11 +489,14 @@ pub fn host_controller(startup: &str) -> &'static str {
 /// itself off on a socket that is already paced (`cubictcp_init`).
 pub const UNPACED_SENDER_ONLY: &[&str] = &["suss"];
 
+/// Start-up algorithms that keep what a connection saw for the next one between the same
+/// hosts, saved when the connection closes: Careful Resume (its port in `release`). The kernel
+/// world closes their connections with FINs, as an application does: an abortive close
+/// (`SO_LINGER` 0) runs `tcp_disconnect`, which resets cwnd and ssthresh before `release`.
+pub const SAVES_PATH_STATE: &[&str] = &["careful-resume"];
+
 /// The algorithms without an eBPF port yet, and why: the kernel world refuses them by name.
-pub const WITHOUT_PORT: &[(&str, &str)] = &[(
-    "careful-resume",
-    "its saved path state has to reach the program from the sending host's cache",
-)];
+pub const WITHOUT_PORT: &[(&str, &str)] = &[];
 
 /// Which part of a flow's algorithm specification is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]

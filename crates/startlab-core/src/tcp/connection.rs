@@ -182,7 +182,10 @@ impl Connection {
             wire_bytes: self.tcb.wire_bytes,
         };
         if let Some(rate) = pacing_rate(self.cfg.pacing, window, srtt) {
-            self.tcb.pacing_rate = Some(rate);
+            self.tcb.pacing_rate = Some(match self.tcb.max_pacing_rate {
+                Some(cap) if cap < rate => cap,
+                _ => rate,
+            });
         }
     }
 

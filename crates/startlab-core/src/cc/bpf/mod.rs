@@ -454,7 +454,7 @@ pub struct BpfController {
 }
 
 /// See [`BpfController::filled`].
-#[derive(Copy, Clone, Debug, Default)]
+#[derive(Copy, Clone, Debug)]
 struct Filled {
     /// `sk_pacing_rate` (payload bytes per second), and the sender's rate it was written for.
     pacing_rate: u64,
@@ -462,6 +462,27 @@ struct Filled {
     app_limited: u64,
     /// The socket's addresses and ports are written (they never change).
     endpoints: bool,
+    /// `sk_max_pacing_rate`, payload bytes per second: `u64::MAX` (`~0UL`, no cap) until the
+    /// program sets it with bpf_setsockopt(SO_MAX_PACING_RATE); it stays with the socket.
+    max_pacing_rate: u64,
+    /// The socket is paced by Linux at its own rate under that cap: the program capped an
+    /// unpaced socket's rate without setting one of its own, so `sk_pacing_status` is
+    /// SK_PACING_NEEDED and `tcp_update_pacing_rate` keeps `sk_pacing_rate` at
+    /// min(Linux's rate, cap) after every ACK, until the program sets a rate or the status back.
+    linux_paced: bool,
+}
+
+impl Default for Filled {
+    fn default() -> Self {
+        Filled {
+            pacing_rate: 0,
+            published: None,
+            app_limited: 0,
+            endpoints: false,
+            max_pacing_rate: u64::MAX,
+            linux_paced: false,
+        }
+    }
 }
 
 impl fmt::Debug for BpfController {
@@ -494,6 +515,9 @@ fn intern(name: &str) -> &'static str {
 }
 
 const INFINITE_SSTHRESH: u64 = 0x7fff_ffff;
+
+/// Linux's `enum sk_pacing`: SK_PACING_NEEDED, pacing by TCP itself.
+const SK_PACING_NEEDED: u64 = 1;
 
 /// ssthresh as `tcp_sock` keeps it (`TCP_INFINITE_SSTHRESH` for none), and back.
 fn ssthresh_image(ssthresh: f64) -> u64 {
@@ -630,7 +654,7 @@ impl BpfController {
             tcb.delivered_mstamp.as_nanos() / 1000,
         );
         put(sk, f.tcp_wstamp_ns, tcb.next_departure.max(now).as_nanos());
-        put(sk, f.sk_max_pacing_rate, u64::MAX);
+        put(sk, f.sk_max_pacing_rate, self.filled.max_pacing_rate);
         let app_limited = app_limited_image(tcb.app_limited);
         put(sk, f.app_limited, app_limited);
         self.filled.app_limited = app_limited;
@@ -639,11 +663,11 @@ impl BpfController {
         // Linux keeps for every socket after each ACK (tcp_update_pacing_rate at the default
         // ratios), which tcp_cubic.c's hystart_ack_delay reads; a program with cong_control
         // sets its own (Linux does not update it for one).
-        if tcb.pacing_rate.is_none() && self.hooks[7].is_none() {
+        if (tcb.pacing_rate.is_none() || self.filled.linux_paced) && self.hooks[7].is_none() {
             put(
                 sk,
                 f.sk_pacing_rate,
-                crate::cc::hystart::linux_pacing_rate(tcb),
+                crate::cc::hystart::linux_pacing_rate(tcb).min(self.filled.max_pacing_rate),
             );
             self.filled.published = None;
         } else if tcb.pacing_rate != self.filled.published {
@@ -662,9 +686,31 @@ impl BpfController {
             tcb.cwnd = cwnd.max(1.0);
         }
         tcb.ssthresh = ssthresh_of_image(layout::get(self.vm.sock(), f.snd_ssthresh));
-        // A pacing rate the program set (payload bytes per second, Linux's sk_pacing_rate).
+        // The cap bpf_setsockopt(SO_MAX_PACING_RATE) set, which the sender's own pacing obeys.
+        let max = layout::get(self.vm.sock(), f.sk_max_pacing_rate);
+        if max != self.filled.max_pacing_rate {
+            self.filled.max_pacing_rate = max;
+            tcb.max_pacing_rate = (max != u64::MAX).then(|| pacing_of_image(max, tcb));
+        }
+        // A pacing rate the program set (payload bytes per second, Linux's sk_pacing_rate),
+        // or the one bpf_setsockopt lowered to the cap.
         let pacing = layout::get(self.vm.sock(), f.sk_pacing_rate);
-        if pacing != self.filled.pacing_rate {
+        let own_rate = pacing != self.filled.pacing_rate.min(max);
+        let needed = layout::get(self.vm.sock(), f.sk_pacing_status) == SK_PACING_NEEDED;
+        let linux_paced = self.hooks[7].is_none()
+            && needed
+            && !own_rate
+            && (self.filled.linux_paced || (tcb.pacing_rate.is_none() && max != u64::MAX));
+        if linux_paced {
+            self.filled.linux_paced = true;
+            tcb.pacing_rate = (pacing > 0).then(|| pacing_of_image(pacing, tcb));
+            self.filled.published = tcb.pacing_rate;
+            self.filled.pacing_rate = pacing;
+        } else if std::mem::take(&mut self.filled.linux_paced) && !own_rate {
+            // Pacing switched off (SK_PACING_NONE) with no rate of the program's own.
+            tcb.pacing_rate = None;
+            self.filled.published = None;
+        } else if pacing != self.filled.pacing_rate {
             // The rate of a kernel module's model, if it set this one, exactly as it set it.
             let exact = self
                 .modules()
@@ -850,6 +896,8 @@ pub struct Differences {
     /// Slow-start ACKs toward a fractional model ssthresh where the port, at floor(ssthresh),
     /// differed (accepted; see `Shadow::both`).
     pub fractional_ssthresh_starts: u64,
+    /// The model's largest increase of cwnd in one hook, segments (a jump shows here).
+    pub max_cwnd_step: f64,
     /// The start-up exit of each: (hook number, cwnd, reason hint).
     pub model_exit: Option<(u64, f64, String)>,
     pub port_exit: Option<(u64, f64, String)>,
@@ -945,6 +993,7 @@ impl Shadow {
         let whole = port_cwnd.floor();
         let gap = (port_cwnd - tcb.cwnd).abs();
         log.max_cwnd_gap = log.max_cwnd_gap.max(gap);
+        log.max_cwnd_step = log.max_cwnd_step.max(tcb.cwnd - cwnd_before);
         log.max_cwnd_gap_relative = log.max_cwnd_gap_relative.max(gap / tcb.cwnd.max(1.0));
         let mut agrees =
             whole == tcb.cwnd.max(1.0).floor() || gap <= CWND_TOLERANCE * tcb.cwnd.max(1.0);
@@ -993,8 +1042,16 @@ impl Shadow {
                 ));
             }
         }
-        // A controller that paces (cong_control) must set the same rate.
-        if tcb.pacing_rate != copy.pacing_rate && self.model.has_cong_control() {
+        // A controller that paces must set the same rate: exactly with cong_control; a
+        // start-up algorithm's rate (Careful Resume's, SUSS's) to the tolerance of the window
+        // it is computed from (a jump is half a saved window the port kept in fixed point).
+        let same_rate = |m: Option<Rate>, p: Option<Rate>| match (m, p) {
+            (Some(m), Some(p)) if !self.model.has_cong_control() => {
+                (m.bps() as f64 - p.bps() as f64).abs() <= CWND_TOLERANCE * m.bps() as f64
+            }
+            (m, p) => m == p,
+        };
+        if !same_rate(tcb.pacing_rate, copy.pacing_rate) {
             log.misses += 1;
             if log.first_miss.is_none() {
                 log.first_miss = Some(format!(
@@ -1202,6 +1259,18 @@ impl CongestionControl for Shadow {
     /// without, see crates/startlab-bpf/bpf/startup/suss.bpf.c).
     fn on_transmit(&mut self, tcb: &mut Tcb, now: Time) {
         self.model.on_transmit(tcb, at(now));
+    }
+    /// Careful Resume: the model is handed its saved state by the host's path cache and leaves
+    /// its observation there; the port keeps its own in a map (`cr_paths`, written in release,
+    /// read in init), as it does in the kernel. Each finds what its own predecessor left.
+    fn resumes(&self) -> bool {
+        self.model.resumes()
+    }
+    fn resume_from(&mut self, saved: crate::tcp::path_cache::ResumeState) {
+        self.model.resume_from(saved)
+    }
+    fn path_observation(&self, tcb: &Tcb, now: Time) -> super::PathObservation {
+        self.model.path_observation(tcb, now)
     }
 }
 
