@@ -1,8 +1,9 @@
 """Users' controllers in both worlds on eight paths: the slow-start exit and the window after
 it, simulator against kernel. `cubic` is examples/bpf/cubic.bpf.c (tcp_cubic.c as a struct_ops
-program), `paced_reno` examples/bpf/paced_reno.bpf.c (cong_control, its own pacing rate).
+program), `paced_reno` examples/bpf/paced_reno.bpf.c (cong_control, its own pacing rate),
+`dctcp` examples/bpf/dctcp.bpf.c (tcp_dctcp.c, behind queues that mark with ECN).
 
-    .venv/bin/python bench/user_controllers.py cubic|paced_reno [--reps 3]
+    .venv/bin/python bench/user_controllers.py cubic|paced_reno|dctcp [--reps 3]
 
 Needs root and a quiet machine (the kernel world, docs/kernel.md). Prints a table of docs/bpf.md
 ("Users' controllers in both worlds"); each kernel cell is the median of the runs.
@@ -37,11 +38,25 @@ PATHS = [
     ("50Mbps", "60ms", "1BDP", False, 8),
 ]
 
+# DCTCP's paths: (rate, one-way bottleneck delay, a queue that marks with ECN, seconds); the
+# queue's other parameters are Linux's defaults.
+ECN_PATHS = [
+    ("100Mbps", "20ms", {"kind": "codel", "ecn": True}, 5),
+    ("100Mbps", "50ms", {"kind": "codel", "ecn": True}, 6),
+    ("50Mbps", "40ms", {"kind": "fq_codel", "ecn": True}, 5),
+    ("200Mbps", "20ms", {"kind": "codel", "ecn": True}, 5),
+    ("20Mbps", "100ms", {"kind": "pie", "ecn": True}, 8),
+    ("100Mbps", "40ms", {"kind": "pie", "ecn": True}, 5),
+    ("300Mbps", "10ms", {"kind": "fq_codel", "ecn": True, "ce_threshold": "1ms"}, 5),
+    ("10Mbps", "30ms", {"kind": "codel", "ecn": True}, 8),
+]
+
 
 def document(
     obj: Path, program: str, rate: str, delay: str, buffer: str, hystart: bool, seconds: int
 ) -> dict:
     params = {"hystart": int(hystart)} if program == "cubic" else {}
+    queue: dict[str, Any] = {"kind": "droptail", "limit": buffer}
     return {
         "name": "user-cubic",
         "duration": f"{seconds}s",
@@ -50,7 +65,7 @@ def document(
             "bottleneck": {
                 "rate": rate,
                 "delay": delay,
-                "queue": {"kind": "droptail", "limit": buffer},
+                "queue": queue,
             },
             "access": {"rate": "1Gbps", "delay": "0.1ms"},
         },
@@ -74,7 +89,7 @@ def measure(result: startlab.Result) -> tuple[float, float, str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("program", choices=("cubic", "paced_reno"))
+    parser.add_argument("program", choices=("cubic", "paced_reno", "dctcp"))
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
     source = ROOT / "examples" / "bpf" / f"{args.program}.bpf.c"
@@ -89,13 +104,32 @@ def main() -> None:
         "| exit Δ | cwnd-after Δ |"
     )
     print("| --- | ---: | ---: | --- | ---: | ---: | ---: |")
-    paths = PATHS if args.program == "cubic" else [p for p in PATHS if p[3]]
-    if args.program != "cubic":
+    paths: list[tuple[str, str, Any, bool, int]] = (
+        PATHS if args.program == "cubic" else [p for p in PATHS if p[3]]
+    )
+    if args.program == "paced_reno":
         # No HyStart to turn off: two more paths instead.
         paths += [("300Mbps", "10ms", "1BDP", True, 5), ("10Mbps", "30ms", "2BDP", True, 8)]
+    if args.program == "dctcp":
+        paths = [(rate, delay, queue, True, seconds) for rate, delay, queue, seconds in ECN_PATHS]
     for i, (rate, delay, buffer, hystart, seconds) in enumerate(paths, 1):
         path = work / f"path{i}.toml"
-        doc: dict[str, Any] = document(obj, args.program, rate, delay, buffer, hystart, seconds)
+        doc: dict[str, Any] = document(
+            obj,
+            args.program,
+            rate,
+            delay,
+            "1BDP" if isinstance(buffer, dict) else buffer,
+            hystart,
+            seconds,
+        )
+        if isinstance(buffer, dict):
+            doc["topology"]["bottleneck"]["queue"] = buffer
+            buffer = " ".join(
+                [buffer["kind"]]
+                + [f"{k}={v}" for k, v in buffer.items() if k not in ("kind", "ecn")]
+                + ["ECN"]
+            )
         path.write_text(tomli_w.dumps(doc), encoding="utf-8")
         sim = measure(startlab.run(path))
         runs = [measure(startlab.kernel.run(path)) for _ in range(args.reps)]

@@ -352,3 +352,32 @@ def test_a_users_cubic_written_as_tcp_cubic_decides_as_the_model(tmp_path: Path)
     assert (reason, model_reason) == ("user_cubic", "hystart-train")
     no_hystart, reason = run({"cc": {"bpf": str(obj)}, "cc_params": {"hystart": 0}})
     assert (no_hystart, reason) == (run({"cc": "cubic"})[0], "loss")
+
+
+def test_a_users_dctcp_written_as_tcp_dctcp_decides_as_the_model(tmp_path: Path) -> None:
+    """examples/bpf/dctcp.bpf.c, tcp_dctcp.c as a kernel developer writes it (alpha from
+    tp->delivered_ce, its receiver half with bpf_tcp_send_ack, TCP_CONG_NEEDS_ECN), decides
+    on the Linux stack behind CoDel marking with ECN exactly as the model of tcp_dctcp.c: the
+    same window at every sample, the same echo that ends slow start, the same reductions."""
+    obj = compile_object(ROOT / "examples" / "bpf" / "dctcp.bpf.c", tmp_path / "dctcp.o")
+    doc = document({})
+    doc["duration"] = "3s"
+    doc["tcp"] = {"stack": "linux"}
+    doc["topology"]["bottleneck"] = {
+        "rate": "100Mbps",
+        "delay": "20ms",
+        "queue": {"kind": "codel", "ecn": True},
+    }
+
+    def run(cc: Any) -> tuple[dict[str, Any], list[float]]:
+        r = startlab.run({**doc, "flows": [{"cc": cc}]})
+        row = r.flows.row(0, named=True)
+        keys = ("ss_exit_s", "ss_exit_cwnd", "ss_exit_reason", "ecn_reductions", "ce_marks")
+        return {k: row[k] for k in keys}, r.flow_series["cwnd"].to_list()
+
+    user, user_cwnd = run({"bpf": str(obj)})
+    model, model_cwnd = run("dctcp")
+    assert user == model
+    assert user["ss_exit_reason"] == "ecn"
+    assert user["ecn_reductions"] >= 2
+    assert user_cwnd == model_cwnd

@@ -4,6 +4,7 @@ refusals, which need no root and run in the default suite."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import signal
@@ -323,26 +324,30 @@ def test_release_and_socket_addresses_alike_in_both_worlds(
 
 
 @pytest.mark.kernel
-@pytest.mark.parametrize("program", ["cubic", "paced_reno"])
+@pytest.mark.parametrize("program", ["cubic", "paced_reno", "dctcp"])
 def test_a_users_controller_leaves_slow_start_alike_in_both_worlds(
     program: str, tmp_path: Path, kernel_world: None
 ) -> None:
-    # examples/bpf/cubic.bpf.c (tcp_cubic.c as a struct_ops program) and paced_reno.bpf.c
-    # (cong_control with its own pacing rate) on 100 Mbit/s, 40 ms, 1 BDP: slow start ends at
-    # the same time and window in both worlds (within 2 %, the target of docs/bpf.md's tables of
-    # eight paths, bench/user_controllers.py), named after the program.
+    # examples/bpf/cubic.bpf.c (tcp_cubic.c as a struct_ops program), paced_reno.bpf.c
+    # (cong_control with its own pacing rate) and dctcp.bpf.c (tcp_dctcp.c, TCP_CONG_NEEDS_ECN,
+    # behind CoDel marking with ECN) on 100 Mbit/s, 40 ms: slow start ends at the same time and
+    # window in both worlds (within 2 %, the target of docs/bpf.md's tables of eight paths,
+    # bench/user_controllers.py), named after the program (DCTCP's ends with an ECN echo).
     source = ROOT / "examples" / "bpf" / f"{program}.bpf.c"
     obj = compile_object(source, tmp_path / f"{program}.o")
+    topology = copy.deepcopy(HUNDRED_MBIT_40MS)
+    if program == "dctcp":
+        topology["bottleneck"]["queue"] = {"kind": "codel", "ecn": True}
     path = scenario(
         tmp_path / "user.toml",
         [{"cc": {"bpf": str(obj)}}],
-        topology=HUNDRED_MBIT_40MS,
+        topology=topology,
         duration="3s",
         tcp={"stack": "linux"},
     )
     sim = startlab.run(path).flows.row(0, named=True)
     kernel = startlab.kernel.run(path).flows.row(0, named=True)
-    name = {"cubic": "user_cubic", "paced_reno": "paced_reno"}[program]
+    name = {"cubic": "user_cubic", "paced_reno": "paced_reno", "dctcp": "ecn"}[program]
     assert sim["ss_exit_reason"] == kernel["ss_exit_reason"] == name, (sim, kernel)
     for key in ("ss_exit_s", "ss_exit_cwnd"):
         assert kernel[key] == pytest.approx(sim[key], rel=0.02), (key, sim[key], kernel[key])

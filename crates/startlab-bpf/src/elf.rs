@@ -158,6 +158,7 @@ pub mod helper {
     pub const MAP_DELETE_ELEM: u32 = 3;
     pub const KTIME_GET_NS: u32 = 5;
     pub const SETSOCKOPT: u32 = 49;
+    pub const TCP_SEND_ACK: u32 = 116;
     pub const TRACE_PRINTK: u32 = 6;
     pub const GET_PRANDOM_U32: u32 = 7;
     pub const SK_STORAGE_GET: u32 = 107;
@@ -180,6 +181,7 @@ pub const HELPERS: &[(u32, &str)] = &[
     (helper::TRACE_PRINTK, "bpf_trace_printk"),
     (helper::GET_PRANDOM_U32, "bpf_get_prandom_u32"),
     (helper::SETSOCKOPT, "bpf_setsockopt"),
+    (helper::TCP_SEND_ACK, "bpf_tcp_send_ack"),
     (helper::SK_STORAGE_GET, "bpf_sk_storage_get"),
     (helper::SK_STORAGE_DELETE, "bpf_sk_storage_delete"),
     (helper::JIFFIES64, "bpf_jiffies64"),

@@ -532,6 +532,14 @@ impl Vm {
             helper::MAP_DELETE_ELEM => self.map_delete(a1, a2)?,
             helper::KTIME_GET_NS => self.now_ns,
             helper::SETSOCKOPT => self.setsockopt(r)?,
+            // A receiver's immediate ACK (tcp_dctcp.h's dctcp_ece_ack_update, on
+            // CA_EVENT_ECN_IS_CE / _NO_CE). The simulator runs controllers on senders, which
+            // never get those events; its receivers echo CE as tcp_dctcp.c's receiver does.
+            helper::TCP_SEND_ACK => {
+                return Err(VmError(
+                    "bpf_tcp_send_ack: a receiver's ACK, and the simulator runs controllers on senders only".into(),
+                ))
+            }
             helper::TRACE_PRINTK => 0,
             helper::GET_PRANDOM_U32 => prandom_u32(&mut self.prandom) as u64,
             helper::JIFFIES64 => self.now_ns.saturating_mul(self.hz) / 1_000_000_000,

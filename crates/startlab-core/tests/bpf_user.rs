@@ -589,6 +589,7 @@ fn a_users_program_reads_the_pipe_the_reduction_and_the_timer_as_the_sender_keep
         (7, 235),  // icsk_rto: 234.5 ms in jiffies at 1000 Hz, rounded up (usecs_to_jiffies)
         (8, 2),    // icsk_backoff
         (9, 41),   // tcp_packets_in_flight from the counters is the sender's pipe
+        (10, 1),   // sk_state: TCP_ESTABLISHED
     ];
     for (field, value) in expected {
         let text = scenario_text(&object, &format!("{{ field = {field}, hz = 1000 }}"));

@@ -7,7 +7,12 @@
  */
 #include "test_cc.h"
 
+struct sock_common {
+	volatile unsigned char skc_state;
+} __attribute__((preserve_access_index));
+
 struct sock {
+	struct sock_common __sk_common;
 } __attribute__((preserve_access_index));
 
 struct inet_connection_sock {
@@ -52,6 +57,7 @@ void BPF_PROG(probe_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	case 6: v = tp->mdev_us; break;
 	case 7: v = icsk->icsk_rto; break;
 	case 8: v = icsk->icsk_backoff; break;
+	case 10: v = sk->__sk_common.skc_state; break;
 	/* Linux's tcp_packets_in_flight from the counters */
 	default: v = tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out; break;
 	}

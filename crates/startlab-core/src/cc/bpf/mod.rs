@@ -470,6 +470,9 @@ struct Filled {
     /// SK_PACING_NEEDED and `tcp_update_pacing_rate` keeps `sk_pacing_rate` at
     /// min(Linux's rate, cap) after every ACK, until the program sets a rate or the status back.
     linux_paced: bool,
+    /// The connection is closing (`release`): `sk_state` is TCP_CLOSE, as `tcp_done` sets it
+    /// before the socket is destroyed; TCP_ESTABLISHED before.
+    closing: bool,
 }
 
 impl Default for Filled {
@@ -481,6 +484,7 @@ impl Default for Filled {
             endpoints: false,
             max_pacing_rate: u64::MAX,
             linux_paced: false,
+            closing: false,
         }
     }
 }
@@ -595,6 +599,8 @@ impl BpfController {
             put(sk, f.sk_gso_max_size, 65_536);
             self.filled.endpoints = true;
         }
+        // include/net/tcp_states.h: TCP_ESTABLISHED, TCP_CLOSE.
+        put(sk, f.skc_state, if self.filled.closing { 7 } else { 1 });
         put(sk, f.snd_una, (tcb.snd_una as u64 * mss) & 0xffff_ffff);
         put(sk, f.snd_nxt, (tcb.high_tx as u64 * mss) & 0xffff_ffff);
         put(sk, f.packets_out, flight);
@@ -1282,6 +1288,7 @@ impl CongestionControl for BpfController {
     fn release(&mut self, tcb: &mut Tcb, now: Time) {
         // What release writes to the socket is lost with it; only its maps and globals stay.
         let mut gone = tcb.clone();
+        self.filled.closing = true;
         self.call(&mut gone, now, "release", &[]);
     }
 
