@@ -470,9 +470,6 @@ struct Filled {
     /// SK_PACING_NEEDED and `tcp_update_pacing_rate` keeps `sk_pacing_rate` at
     /// min(Linux's rate, cap) after every ACK, until the program sets a rate or the status back.
     linux_paced: bool,
-    /// The connection is closing (`release`): `sk_state` is TCP_CLOSE, as `tcp_done` sets it
-    /// before the socket is destroyed; TCP_ESTABLISHED before.
-    closing: bool,
 }
 
 impl Default for Filled {
@@ -484,7 +481,6 @@ impl Default for Filled {
             endpoints: false,
             max_pacing_rate: u64::MAX,
             linux_paced: false,
-            closing: false,
         }
     }
 }
@@ -597,10 +593,11 @@ impl BpfController {
             put(sk, f.skc_dport, be16(Tcb::peer_port(tcb.flow)));
             // GSO_LEGACY_MAX_SIZE: a device's default GSO size, the kernel world's devices'.
             put(sk, f.sk_gso_max_size, 65_536);
+            // include/net/tcp_states.h: TCP_ESTABLISHED (TCP_CLOSE in release, below).
+            put(sk, f.skc_state, 1);
             self.filled.endpoints = true;
         }
-        // include/net/tcp_states.h: TCP_ESTABLISHED, TCP_CLOSE.
-        put(sk, f.skc_state, if self.filled.closing { 7 } else { 1 });
+
         put(sk, f.snd_una, (tcb.snd_una as u64 * mss) & 0xffff_ffff);
         put(sk, f.snd_nxt, (tcb.high_tx as u64 * mss) & 0xffff_ffff);
         put(sk, f.packets_out, flight);
@@ -702,11 +699,12 @@ impl BpfController {
         // or the one bpf_setsockopt lowered to the cap.
         let pacing = layout::get(self.vm.sock(), f.sk_pacing_rate);
         let own_rate = pacing != self.filled.pacing_rate.min(max);
-        let needed = layout::get(self.vm.sock(), f.sk_pacing_status) == SK_PACING_NEEDED;
-        let linux_paced = self.hooks[7].is_none()
-            && needed
-            && !own_rate
-            && (self.filled.linux_paced || (tcb.pacing_rate.is_none() && max != u64::MAX));
+        // Only a cap (now or before) can hand the socket to Linux's pacing.
+        let may_be_linux_paced =
+            (max != u64::MAX || self.filled.linux_paced) && self.hooks[7].is_none() && !own_rate;
+        let linux_paced = may_be_linux_paced
+            && (self.filled.linux_paced || tcb.pacing_rate.is_none())
+            && layout::get(self.vm.sock(), f.sk_pacing_status) == SK_PACING_NEEDED;
         if linux_paced {
             self.filled.linux_paced = true;
             tcb.pacing_rate = (pacing > 0).then(|| pacing_of_image(pacing, tcb));
@@ -1288,7 +1286,8 @@ impl CongestionControl for BpfController {
     fn release(&mut self, tcb: &mut Tcb, now: Time) {
         // What release writes to the socket is lost with it; only its maps and globals stay.
         let mut gone = tcb.clone();
-        self.filled.closing = true;
+        // TCP_CLOSE: tcp_done sets it before the socket is destroyed.
+        layout::put(self.vm.sock(), layout::sock().skc_state, 7);
         self.call(&mut gone, now, "release", &[]);
     }
 
