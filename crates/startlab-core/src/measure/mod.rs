@@ -24,7 +24,7 @@ table! {
         srtt_ns: Option<i64> = "ns",
         /// Latest RTT sample; null before the first.
         rtt_ns: Option<i64> = "ns",
-        /// Segments sent and not yet acknowledged or marked lost.
+        /// Segments sent and not yet acknowledged or marked lost (the sender's pipe, `tcp_packets_in_flight`). The kernel world reads it from `tcp_probe`, which carries no scoreboard: there it is `snd_nxt - snd_una` (RFC 5681's FlightSize, SACKed and lost segments included), so in recovery it stays above the simulator's.
         in_flight: u32 = "segments",
         /// Payload delivered in order to the receiving application.
         delivered_bytes: u64 = "bytes",
