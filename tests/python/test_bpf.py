@@ -327,19 +327,21 @@ def test_release_runs_when_a_connection_closes_and_sockets_have_addresses(tmp_pa
     assert release_windows(startlab.run(release_document(obj))) == [10.0, 20.0, 10.0]
 
 
+def linux_path(queue: dict[str, Any]) -> dict[str, Any]:
+    """3 s on the Linux stack over 100 Mbit/s and 20 ms, behind `queue` (no flows yet)."""
+    doc = document({})
+    doc["duration"] = "3s"
+    doc["tcp"] = {"stack": "linux"}
+    doc["topology"]["bottleneck"] = {"rate": "100Mbps", "delay": "20ms", "queue": queue}
+    return doc
+
+
 def test_a_users_cubic_written_as_tcp_cubic_decides_as_the_model(tmp_path: Path) -> None:
     """examples/bpf/cubic.bpf.c, tcp_cubic.c as a kernel developer writes a struct_ops program
     (HyStart reading sk_pacing_rate and sk_gso_max_size for its cushion), decides on the Linux
     stack exactly as the model of Linux's CUBIC with HyStart: the same exit, the same losses."""
     obj = compile_object(ROOT / "examples" / "bpf" / "cubic.bpf.c", tmp_path / "cubic.o")
-    doc = document({})
-    doc["duration"] = "3s"
-    doc["tcp"] = {"stack": "linux"}
-    doc["topology"]["bottleneck"] = {
-        "rate": "100Mbps",
-        "delay": "20ms",
-        "queue": {"kind": "droptail", "limit": "1BDP"},
-    }
+    doc = linux_path({"kind": "droptail", "limit": "1BDP"})
 
     def run(flow: dict[str, Any]) -> tuple[dict[str, Any], str]:
         row = startlab.run({**doc, "flows": [flow]}).flows.row(0, named=True)
@@ -360,14 +362,7 @@ def test_a_users_dctcp_written_as_tcp_dctcp_decides_as_the_model(tmp_path: Path)
     on the Linux stack behind CoDel marking with ECN exactly as the model of tcp_dctcp.c: the
     same window at every sample, the same echo that ends slow start, the same reductions."""
     obj = compile_object(ROOT / "examples" / "bpf" / "dctcp.bpf.c", tmp_path / "dctcp.o")
-    doc = document({})
-    doc["duration"] = "3s"
-    doc["tcp"] = {"stack": "linux"}
-    doc["topology"]["bottleneck"] = {
-        "rate": "100Mbps",
-        "delay": "20ms",
-        "queue": {"kind": "codel", "ecn": True},
-    }
+    doc = linux_path({"kind": "codel", "ecn": True})
 
     def run(cc: Any) -> tuple[dict[str, Any], list[float]]:
         r = startlab.run({**doc, "flows": [{"cc": cc}]})
