@@ -79,18 +79,21 @@ pub fn configure(spec: &ControllerSpec) -> Result<Vec<u8>, ConfigError> {
 
 /// A loaded object, shared by every connection that runs it (keyed by what was loaded: see
 /// [`object_key`] for a user's).
+///
+/// Every caller gets the same `Arc` for a key, also when threads load it at once: flow entries
+/// share a registration only if their objects are the same `Arc`
+/// ([`BpfFactory::same_registration`]), so two copies would split one run's maps. The first
+/// object stored wins; a copy parsed meanwhile by another thread is dropped.
 fn load(key: &str, elf: &[u8], ops: Option<&str>) -> Result<Arc<Loaded>, String> {
     static CACHE: OnceLock<Mutex<HashMap<String, Arc<Loaded>>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     if let Some(l) = cache.lock().unwrap().get(key) {
         return Ok(l.clone());
     }
-    let loaded = Arc::new(Loaded::parse_ops(elf, ops)?);
-    cache
-        .lock()
-        .unwrap()
-        .insert(key.to_string(), loaded.clone());
-    Ok(loaded)
+    // Parsed without the lock, so that a large object does not hold up other loads.
+    let parsed = Arc::new(Loaded::parse_ops(elf, ops)?);
+    let mut cache = cache.lock().unwrap();
+    Ok(cache.entry(key.to_string()).or_insert(parsed).clone())
 }
 
 /// The cache key of a user's object: its content (a 64-bit hash and the length), not its path,
@@ -1465,6 +1468,30 @@ impl CongestionControl for BpfController {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Threads loading one object at once all get the same copy, so that one run's flow entries
+    /// share its registration (a second copy split Careful Resume's saved state from its next
+    /// connection, once in a few runs of the test suite).
+    #[test]
+    fn threads_loading_one_object_at_once_get_the_same_copy() {
+        let built = Controllers::built().expect("the eBPF object is built").elf;
+        let key = format!("concurrent-load-test-{}", std::process::id());
+        let barrier = std::sync::Barrier::new(4);
+        let loads: Vec<Arc<Loaded>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    scope.spawn(|| {
+                        barrier.wait();
+                        load(&key, built, Some("startlab")).unwrap()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for l in &loads[1..] {
+            assert!(Arc::ptr_eq(&loads[0], l), "two copies of one object");
+        }
+    }
 
     /// An object rebuilt in place at the same length is loaded again, not served from the cache.
     #[test]
