@@ -10,6 +10,7 @@
 
 use startlab_core::cc::bpf::{Differences, CWND_TOLERANCE};
 use startlab_core::cc::registry::{self, Role};
+use startlab_core::measure::Report;
 use startlab_core::scenario::{self, Traffic};
 use startlab_core::simulation::Simulation;
 use std::sync::{Arc, Mutex};
@@ -53,15 +54,28 @@ fn startup_params(startup: &str) -> &'static str {
 /// The path's scenario; `tcp` prefixed with `linux:` runs it on `tcp.stack = "linux"`, else on
 /// the ns-2 stack with Linux-like settings.
 fn scenario(cc: &str, startup: &str, bottleneck: &str, tcp: &str) -> String {
+    let flow = format!(
+        "cc = \"{cc}\"\n{}\nstartup = \"{startup}\"\n{}\n",
+        cc_params(cc),
+        startup_params(startup)
+    );
+    scenario_of("6s", bottleneck, tcp, &[flow])
+}
+
+/// A dumbbell run for `duration` behind `bottleneck`, with `tcp` (`"linux:EXTRA"` for the
+/// Linux stack, else the ns-2 stack with SACK and EXTRA) and one `[[flows]]` entry per item of
+/// `flows` (each the entry's fields).
+fn scenario_of(duration: &str, bottleneck: &str, tcp: &str, flows: &[String]) -> String {
     let tcp = match tcp.strip_prefix("linux:") {
         Some(extra) => format!("stack = \"linux\"\n{extra}"),
         None => format!(
             "mss = \"1448B\"\nheader = \"52B\"\nsack = true\nrecovery = \"sack\"\nhandshake = true\n{tcp}"
         ),
     };
+    let flows: String = flows.iter().map(|f| format!("[[flows]]\n{f}\n")).collect();
     format!(
         r#"
-duration = "6s"
+duration = "{duration}"
 seed = 7
 [topology]
 kind = "dumbbell"
@@ -70,34 +84,34 @@ bottleneck = {bottleneck}
 access = {{ rate = "1Gbps", delay = "0.5ms" }}
 [tcp]
 {tcp}
-[[flows]]
-cc = "{cc}"
-{}
-startup = "{startup}"
-{}
-"#,
-        cc_params(cc),
-        startup_params(startup)
+{flows}"#
     )
 }
 
-fn run(cc: &str, startup: &str, path: &(&str, &str, &str)) -> Result<(Differences, u64), String> {
-    let text = scenario(cc, startup, path.1, path.2);
-    let mut s = scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap();
+/// Runs `text` with every TCP flow's model shadowed by its port: the report and each flow
+/// entry's log of differences, in order.
+fn run_shadowed(text: &str) -> Result<(Report, Vec<Differences>), String> {
+    let mut s = scenario::resolve(&scenario::from_toml(text).unwrap()).unwrap();
     let mut logs: Vec<Arc<Mutex<Differences>>> = Vec::new();
     for f in &mut s.flows {
         if let Traffic::Tcp { controller, .. } = &mut f.traffic {
             let (shadowed, log) = controller
                 .shadowed()
-                .map_err(|e| format!("{cc}/{startup}: {}: {}", e.field, e.message))?;
+                .map_err(|e| format!("{}: {}", e.field, e.message))?;
             *controller = shadowed;
             logs.push(log);
         }
     }
     let report = Simulation::from_resolved(s).run();
+    let logs = logs.iter().map(|l| l.lock().unwrap().clone()).collect();
+    Ok((report, logs))
+}
+
+fn run(cc: &str, startup: &str, path: &(&str, &str, &str)) -> Result<(Differences, u64), String> {
+    let (report, logs) = run_shadowed(&scenario(cc, startup, path.1, path.2))
+        .map_err(|e| format!("{cc}/{startup}: {e}"))?;
     let timeouts = report.flows.timeouts.iter().sum();
-    let d = logs[0].lock().unwrap().clone();
-    Ok((d, timeouts))
+    Ok((logs[0].clone(), timeouts))
 }
 
 /// Every algorithm with a port (`registry::WITHOUT_PORT` lists the others).
@@ -249,15 +263,8 @@ fn dctcps_port_follows_its_model_behind_an_ecn_codel() {
     let bottleneck =
         r#"{ rate = "50Mbps", delay = "20ms", queue = { kind = "codel", ecn = true } }"#;
     for tcp in ["", "linux:"] {
-        let text = scenario("dctcp", "default", bottleneck, tcp);
-        let mut s = scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap();
-        let Traffic::Tcp { controller, .. } = &mut s.flows[0].traffic else {
-            unreachable!("one TCP flow")
-        };
-        let (shadowed, log) = controller.shadowed().unwrap();
-        *controller = shadowed;
-        let report = Simulation::from_resolved(s).run();
-        let d = log.lock().unwrap().clone();
+        let (report, logs) = run_shadowed(&scenario("dctcp", "default", bottleneck, tcp)).unwrap();
+        let d = logs[0].clone();
         let what = if tcp.is_empty() {
             "ns-2 stack"
         } else {
@@ -301,41 +308,18 @@ fn careful_resumes_port_follows_its_model_across_connections() {
         // The Linux receiver's window would hold the jump back (docs/algorithms/
         // careful-resume.md): the ns-2 receiver's, unlimited, is used on both stacks.
         let tcp = match stack {
-            "linux" => "stack = \"linux\"\nack_policy = \"rfc5681\"\ndelayed_ack = true",
-            _ => "mss = \"1448B\"\nheader = \"52B\"\nsack = true\nrecovery = \"sack\"\nhandshake = true",
+            "linux" => "linux:ack_policy = \"rfc5681\"\ndelayed_ack = true",
+            _ => "",
         };
         for (path, count) in [(steady, 2), (falling, 3)] {
-            let text = format!(
-                r#"
-duration = "35s"
-seed = 7
-[topology]
-kind = "dumbbell"
-pairs = 1
-bottleneck = {path}
-access = {{ rate = "1Gbps", delay = "0.5ms" }}
-[tcp]
-{tcp}
-{}"#,
-                (0..count)
-                    .map(|i| format!(
-                        "[[flows]]\ncc = \"newreno\"\nstartup = \"careful-resume\"\nsize = \"4MB\"\nstart = \"{}s\"\n",
-                        [0, 5, 20][i]
-                    ))
-                    .collect::<String>()
-            );
-            let mut s = scenario::resolve(&scenario::from_toml(&text).unwrap()).unwrap();
-            let mut logs = Vec::new();
-            for f in &mut s.flows {
-                if let Traffic::Tcp { controller, .. } = &mut f.traffic {
-                    let (shadowed, log) = controller.shadowed().unwrap();
-                    *controller = shadowed;
-                    logs.push(log);
-                }
-            }
-            let report = Simulation::from_resolved(s).run();
+            let flows: Vec<String> = [0, 5, 20][..count]
+                .iter()
+                .map(|start| {
+                    format!("cc = \"newreno\"\nstartup = \"careful-resume\"\nsize = \"4MB\"\nstart = \"{start}s\"")
+                })
+                .collect();
+            let (report, d) = run_shadowed(&scenario_of("35s", path, tcp, &flows)).unwrap();
             let what = format!("{stack} stack, {count} connections");
-            let d: Vec<Differences> = logs.iter().map(|l| l.lock().unwrap().clone()).collect();
             for (i, d) in d.iter().enumerate().rev() {
                 if std::env::var_os("STARTLAB_BPF_DIFF").is_some() {
                     println!("{what}, connection {i}: {} hooks, {} ACKs, largest step {:.1}, misses {} {:?}, exits model {:?} port {:?}", d.hooks, d.acks, d.max_cwnd_step, d.misses, d.first_miss, d.model_exit, d.port_exit);

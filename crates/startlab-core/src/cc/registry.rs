@@ -687,6 +687,23 @@ pub fn default_recovery(cc: &str) -> &'static str {
 mod tests {
     use super::*;
 
+    /// `SAVES_PATH_STATE` (which the kernel world reads to close connections gracefully) names
+    /// exactly the start-up algorithms whose model resumes from saved path state, so that a
+    /// second such algorithm cannot be added to one and forgotten in the other.
+    #[test]
+    fn the_algorithms_that_save_path_state_are_those_whose_model_resumes() {
+        let mut resuming = Vec::new();
+        for s in STARTUPS {
+            let cc = host_controller(s.name);
+            let model = Model::new(cc, &Params::new(), s.name, &Params::new())
+                .unwrap_or_else(|e| panic!("{} on {cc}: {e:?}", s.name));
+            if model.build().resumes() {
+                resuming.push(s.name);
+            }
+        }
+        assert_eq!(resuming, SAVES_PATH_STATE);
+    }
+
     #[test]
     fn every_listed_parameter_exists_with_a_default() {
         for a in algorithms() {
