@@ -3,7 +3,10 @@ it, simulator against kernel. `cubic` is examples/bpf/cubic.bpf.c (tcp_cubic.c a
 program), `paced_reno` examples/bpf/paced_reno.bpf.c (cong_control, its own pacing rate),
 `dctcp` examples/bpf/dctcp.bpf.c (tcp_dctcp.c, behind queues that mark with ECN).
 
-    .venv/bin/python bench/user_controllers.py cubic|paced_reno|dctcp [--reps 3]
+    .venv/bin/python bench/user_controllers.py cubic|paced_reno|dctcp [--reps 3] [--tso-defer]
+
+`--tso-defer` runs the simulator with Linux's GSO deferral (`tcp.tso_defer`, docs/kernel.md);
+the kernel does it whatever the setting.
 
 Needs root and a quiet machine (the kernel world, docs/kernel.md). Prints a table of docs/bpf.md
 ("Users' controllers in both worlds"); each kernel cell is the median of the runs.
@@ -91,6 +94,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("program", choices=("cubic", "paced_reno", "dctcp"))
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--tso-defer", action="store_true", help="tcp.tso_defer = true")
     args = parser.parse_args()
     source = ROOT / "examples" / "bpf" / f"{args.program}.bpf.c"
     clang = shutil.which("clang")
@@ -130,6 +134,8 @@ def main() -> None:
                 + [f"{k}={v}" for k, v in buffer.items() if k not in ("kind", "ecn")]
                 + ["ECN"]
             )
+        if args.tso_defer:
+            doc["tcp"]["tso_defer"] = True
         path.write_text(tomli_w.dumps(doc), encoding="utf-8")
         sim = measure(startlab.run(path))
         runs = [measure(startlab.kernel.run(path)) for _ in range(args.reps)]

@@ -134,3 +134,54 @@ fn a_receive_window_clamps_what_the_linux_receiver_offers() {
     let mbps = f.goodput_bps / 1e6;
     assert!(mbps > 12.0 && mbps < 14.5, "{mbps}");
 }
+
+/// DCTCP on 100 Mbit/s, 50 ms behind CoDel marking with ECN: slow start overshoots, the echo
+/// comes as the queue overflows, and whether a segment sent after the CWR began is lost decides
+/// whether recovery ends in a second one. One segment at a time, every segment reaches the
+/// bottleneck at the same point of its departures cycle, so that outcome turns on the access
+/// delay to the microsecond. With Linux's GSO deferral (`tcp.tso_defer`) the sender transmits
+/// in groups, as the kernel does, and recovers once (as the kernel does on this path) whatever
+/// the access delay.
+#[test]
+fn with_gso_deferral_an_ecn_overshoot_ends_in_one_recovery_whatever_the_access_delay() {
+    let path = |access_delay: &str, tso_defer: bool| {
+        format!(
+            r#"
+duration = "6s"
+[topology]
+kind = "dumbbell"
+bottleneck = {{ rate = "100Mbps", delay = "50ms", queue = {{ kind = "codel", ecn = true }} }}
+access = {{ rate = "1Gbps", delay = "{access_delay}" }}
+[tcp]
+stack = "linux"
+tso_defer = {tso_defer}
+[[flows]]
+cc = "dctcp"
+"#
+        )
+    };
+    for delay in ["0.1ms", "0.11ms", "0.13ms", "0.16ms", "0.25ms"] {
+        let r = run(&path(delay, true));
+        let f = r.flows.row(0);
+        assert_eq!(f.ss_exit_reason.as_deref(), Some("ecn"), "{delay}: {f:?}");
+        assert_eq!(f.fast_recoveries, 1, "{delay}: {f:?}");
+        assert_eq!(f.timeouts, 0, "{delay}: {f:?}");
+    }
+    // Deterministic, as everything else.
+    let (a, b) = (run(&path("0.1ms", true)), run(&path("0.1ms", true)));
+    assert_eq!(format!("{:?}", a.flows), format!("{:?}", b.flows));
+}
+
+#[test]
+fn gso_deferral_is_refused_on_the_ns2_stack() {
+    let text = PATH.replace("stack = \"linux\"", "sack = true\ntso_defer = true");
+    let e = scenario::from_toml(&text)
+        .and_then(|s| scenario::resolve(&s))
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("tcp.tso_defer") && e.contains("stack = \"linux\""),
+        "{e}"
+    );
+}

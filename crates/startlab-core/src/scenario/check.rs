@@ -124,6 +124,12 @@ pub fn flow_tcp(
             "TCP metrics are Linux's (tcp_metrics.c): they need recovery = \"prr\" (stack = \"linux\")",
         ));
     }
+    if merged.tso_defer && merged.recovery != RecoveryText::Prr {
+        return Err(err(
+            format!("{path}.tso_defer"),
+            "GSO deferral is Linux's (tcp_tso_should_defer): it needs recovery = \"prr\" (stack = \"linux\")",
+        ));
+    }
     if merged.metrics_ssthresh && !merged.metrics {
         return Err(err(
             format!("{path}.metrics_ssthresh"),

@@ -55,6 +55,7 @@ fn ns2_tcp() -> FilledTcp {
         restart_after_idle: c.restart_after_idle,
         metrics: false,
         metrics_ssthresh: false,
+        tso_defer: false,
         pacing: PacingText::None,
         pacing_ss_ratio: 2.0,
         pacing_ca_ratio: 1.2,
@@ -105,6 +106,7 @@ fn linux_tcp(hz: Option<u32>) -> FilledTcp {
         metrics: false,
         // net.ipv4.tcp_no_ssthresh_metrics_save = 1
         metrics_ssthresh: false,
+        tso_defer: false,
         // Unpaced unless the controller asks (a host without fq).
         pacing: PacingText::None,
         // net.ipv4.tcp_pacing_ss_ratio / tcp_pacing_ca_ratio

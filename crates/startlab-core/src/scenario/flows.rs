@@ -715,6 +715,7 @@ pub fn tcp_config(t: &FilledTcp, default_recovery: &str) -> TcpConfig {
         restart_after_idle: t.restart_after_idle,
         metrics: t.metrics,
         metrics_ssthresh: t.metrics_ssthresh,
+        tso_defer: t.tso_defer,
         pacing: match t.pacing {
             PacingText::None => Pacing::ByController,
             PacingText::Window => Pacing::Window,

@@ -316,6 +316,9 @@ pub struct TcpSpec {
     /// With `metrics`: ssthresh saved and restored too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics_ssthresh: Option<bool>,
+    /// Linux's GSO sizing and deferral of new data (the Linux stack).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tso_defer: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacing: Option<PacingText>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

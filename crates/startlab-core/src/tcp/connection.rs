@@ -69,6 +69,20 @@ pub(in crate::tcp) trait TransmitRules {
     /// A round of [`Connection::try_send`] sent `sent` segments and ended as `end`: the
     /// stack's account of whether the window is in use.
     fn after_round(&mut self, c: &mut Connection, now: Time, sent: u32, end: RoundEnd);
+    /// How much new data may go now, asked before each skb's worth (the Linux stack's GSO
+    /// deferral); by default, all the window allows.
+    fn new_data(&mut self, _c: &Connection, _now: Time) -> NewData {
+        NewData::Send(u32::MAX)
+    }
+}
+
+/// A stack's verdict on the new data at the head of the send queue.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(in crate::tcp) enum NewData {
+    /// Up to this many segments go (one skb), then the stack is asked again.
+    Send(u32),
+    /// Nothing goes until the next ACK; `cwnd_limited` if the window is what holds it.
+    Defer { cwnd_limited: bool },
 }
 
 /// Why a round of [`Connection::try_send`] stopped.
@@ -80,6 +94,8 @@ pub(in crate::tcp) enum RoundEnd {
     NothingToSend,
     /// The pacer holds the next segment.
     Paced,
+    /// The stack holds new data back until the next ACK ([`NewData::Defer`]).
+    Deferred { cwnd_limited: bool },
 }
 
 /// The state both stacks share.
@@ -306,6 +322,8 @@ impl Connection {
         self.tcb.cwnd = self.tcb.cwnd.min(CWND_CLAMP_SEGMENTS);
         let mut sent_new = false;
         let mut sent = 0;
+        // New segments the current skb may still carry (asked of the stack when it is 0).
+        let mut skb_left = 0u32;
         let end = loop {
             let cwnd = self.tcb.cwnd.floor().max(0.0) as u32;
             if self.in_flight() >= cwnd {
@@ -317,8 +335,18 @@ impl Connection {
             if self.pacer.hold(now, self.tcb.pacing_rate) {
                 break RoundEnd::Paced;
             }
+            let new_data = seq == self.tcb.high_tx;
+            if new_data && skb_left == 0 {
+                match stack.new_data(self, now) {
+                    NewData::Send(n) => skb_left = n.max(1),
+                    NewData::Defer { cwnd_limited } => break RoundEnd::Deferred { cwnd_limited },
+                }
+            }
             let head_again = seq == self.tcb.snd_una && seq < self.tcb.high_tx;
             self.transmit(stack, seq, now, out, false);
+            if new_data {
+                skb_left -= 1;
+            }
             sent += 1;
             sent_new |= seq + 1 == self.tcb.high_tx;
             if head_again {

@@ -180,6 +180,11 @@ pub struct TcpConfig {
     /// With `metrics`, ssthresh is saved and restored too (`tcp_no_ssthresh_metrics_save = 0`;
     /// off by default since Linux 5.11).
     pub metrics_ssthresh: bool,
+    /// Linux's GSO sizing and deferral (`tcp_tso_autosize`, `tcp_tso_should_defer`; the Linux
+    /// stack, a sender that does not pace): new data goes in skbs of about a millisecond at
+    /// the pacing rate, and while the window has room for less than one the sender waits for
+    /// the next ACK, at most a millisecond since its last transmission.
+    pub tso_defer: bool,
     pub pacing: Pacing,
     pub ack_policy: AckPolicy,
     pub loss_detection: LossDetection,
@@ -215,6 +220,7 @@ impl Default for TcpConfig {
             restart_after_idle: true,
             metrics: false,
             metrics_ssthresh: false,
+            tso_defer: false,
             pacing: Pacing::ByController,
             ack_policy: AckPolicy::Rfc5681,
             loss_detection: LossDetection::DupThresh,

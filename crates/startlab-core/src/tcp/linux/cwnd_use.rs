@@ -41,9 +41,10 @@ pub(super) fn is_cwnd_limited(c: &Connection) -> bool {
 
 impl CwndUse {
     /// `tcp_cwnd_validate`, at the end of a transmission round that sent `sent` segments or
-    /// found the window full.
-    pub fn validate(&mut self, c: &mut Connection, now: Time, sent: u32) {
-        let window_full = c.in_flight() >= cwnd(c);
+    /// found the window full (or held new data back for want of window: `deferred_for_cwnd`,
+    /// GSO deferral's `is_cwnd_limited`).
+    pub fn validate(&mut self, c: &mut Connection, now: Time, sent: u32, deferred_for_cwnd: bool) {
+        let window_full = c.in_flight() >= cwnd(c) || deferred_for_cwnd;
         if sent == 0 && !window_full {
             return;
         }

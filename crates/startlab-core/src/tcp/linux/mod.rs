@@ -6,6 +6,7 @@ pub mod acks;
 mod cwnd_use;
 mod rack;
 mod recovery;
+mod tso;
 mod undo;
 
 #[cfg(test)]
@@ -14,7 +15,7 @@ mod tests;
 use self::cwnd_use::CwndUse;
 use self::rack::Rack;
 use self::undo::LinuxUndo;
-use super::connection::{Connection, RoundEnd, TransmitRules};
+use super::connection::{Connection, NewData, RoundEnd, TransmitRules};
 use crate::cc::CaState;
 use crate::time::Time;
 
@@ -53,6 +54,12 @@ pub(in crate::tcp) struct LinuxRecovery {
     new_data_only: bool,
     /// How much of the window is in use (`tcp_cwnd_validate`), and the restart after idle.
     cwnd_use: CwndUse,
+    /// The last transmission (`tcp_wstamp_ns` of a socket that is not paced), for GSO
+    /// deferral.
+    last_xmit: Option<Time>,
+    /// The largest receive window seen, in segments (`tp->max_window`), which bounds the skbs
+    /// the application's writes make (`tcp_bound_to_half_wnd`).
+    max_window: u32,
 }
 
 /// The timers that share Linux's retransmission timer (`icsk_pending`).
@@ -73,6 +80,7 @@ impl TransmitRules for LinuxRecovery {
     }
 
     fn on_transmit(&mut self, c: &mut Connection, now: Time, new_data: bool, prior_packets: u32) {
+        self.last_xmit = Some(now);
         if !new_data {
             self.note_retransmission_for_undo(now);
         }
@@ -102,9 +110,82 @@ impl TransmitRules for LinuxRecovery {
         self.schedule_loss_probe(c, now, false);
     }
 
-    fn after_round(&mut self, c: &mut Connection, now: Time, sent: u32, _end: RoundEnd) {
-        self.cwnd_use.validate(c, now, sent);
+    fn after_round(&mut self, c: &mut Connection, now: Time, sent: u32, end: RoundEnd) {
+        // tcp_write_xmit: a deferral for want of window counts as the window in use.
+        let deferred_for_cwnd = end == RoundEnd::Deferred { cwnd_limited: true };
+        self.cwnd_use.validate(c, now, sent, deferred_for_cwnd);
     }
+
+    /// `tcp_write_xmit`'s GSO rules for the skb at the head of the send queue
+    /// ([`tso::should_defer`]); a sender that paces is not deferred (the simulator does not
+    /// model deferral against pacing's departure times).
+    fn new_data(&mut self, c: &Connection, now: Time) -> NewData {
+        self.max_window = self.max_window.max(c.tcb.rwnd);
+        if !c.cfg.tso_defer || c.tcb.pacing_rate.is_some() {
+            return NewData::Send(u32::MAX);
+        }
+        let mss = c.cfg.mss_bytes;
+        let max_segs = tso::autosize(linux_pacing_rate(c), c.tcb.min_rtt, mss, tso::MIN_TSO_SEGS);
+        // tcp_xmit_size_goal: the application's writes make skbs of the GSO size, at most half
+        // the largest receive window.
+        let gso_segs = (tso::GSO_MAX_BYTES / u64::from(mss.max(1))) as u32;
+        let half_window = if self.max_window > 1 {
+            self.max_window / 2
+        } else {
+            self.max_window
+        };
+        let size_goal = gso_segs.min(half_window).max(1);
+        let unsent = c.send.written().saturating_sub(c.tcb.high_tx);
+        let skb_segs = size_goal.min(unsent);
+        let cwnd = c.tcb.cwnd.max(0.0).floor() as u32;
+        let in_flight = c.in_flight();
+        let snd_wnd_room = c.tcb.rwnd.saturating_sub(c.packets_out());
+        // tcp_cwnd_test's quota (at least two skbs in flight) and the split at max_segs.
+        let quota = (cwnd / 2).max(1).min(cwnd.saturating_sub(in_flight));
+        let skb = quota.min(max_segs).min(skb_segs).min(snd_wnd_room).max(1);
+        if skb_segs <= 1 {
+            // One segment: only Nagle's test, which a full segment passes.
+            return NewData::Send(skb);
+        }
+        let outlook = tso::Outlook {
+            now,
+            last_xmit: self.last_xmit,
+            recovering: matches!(c.tcb.ca_state, CaState::Recovery | CaState::Loss),
+            cwnd,
+            in_flight,
+            snd_wnd: c.tcb.rwnd,
+            snd_wnd_room,
+            max_segs,
+            skb_segs,
+            skb_is_tail: unsent <= size_goal,
+            skb_complete: c.send.last_write_done(),
+            head_sent_at: c.board.segs.front().map(|s| s.sent_at),
+            srtt: c.rtt.srtt(),
+        };
+        match tso::should_defer(&outlook) {
+            tso::Verdict::Send => NewData::Send(skb),
+            tso::Verdict::Defer { cwnd_limited } => NewData::Defer { cwnd_limited },
+        }
+    }
+}
+
+/// `sk_pacing_rate` as `tcp_update_pacing_rate` keeps it on a socket that does not pace, in
+/// bytes per second: 200 % of cwnd / srtt in slow start below half ssthresh, 120 % after
+/// (the sysctls' defaults), of max(cwnd, packets_out) segments, capped by
+/// `SO_MAX_PACING_RATE`; unlimited before the first RTT sample.
+fn linux_pacing_rate(c: &Connection) -> u64 {
+    let Some(srtt) = c.rtt.srtt() else {
+        return u64::MAX;
+    };
+    let ratio = if c.tcb.cwnd < c.tcb.ssthresh / 2.0 {
+        2.0
+    } else {
+        1.2
+    };
+    let window = c.tcb.cwnd.max(c.packets_out() as f64);
+    let bytes = ratio * window * c.cfg.mss_bytes as f64 / srtt.as_secs_f64().max(1e-9);
+    let cap = c.tcb.max_pacing_rate.map_or(u64::MAX, |r| r.bps() / 8);
+    (bytes as u64).min(cap)
 }
 
 impl LinuxRecovery {

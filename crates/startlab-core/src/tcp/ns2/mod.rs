@@ -55,7 +55,7 @@ impl TransmitRules for Ns2Recovery {
         let limited = match end {
             RoundEnd::WindowFull => true,
             RoundEnd::NothingToSend => false,
-            RoundEnd::Paced => return,
+            RoundEnd::Paced | RoundEnd::Deferred { .. } => return,
         };
         c.tcb.cwnd_limited = limited;
         c.tcb.is_cwnd_limited = limited;
