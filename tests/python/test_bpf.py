@@ -281,10 +281,37 @@ def test_connections_of_one_object_share_its_globals_and_maps(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize(
+    ("defines", "fifth"),
+    [
+        # Per-CPU maps on the simulator's one CPU: the same answers as the plain ones.
+        (("-DARRAY_TYPE=6", "-DHASH_TYPE=5"), 34.0),
+        # An LRU hash map: the fifth connection's insert evicts connection 0's key, the one
+        # used least recently (each connection looks up the one before it), and succeeds; its
+        # predecessor's key is still there.
+        (("-DHASH_TYPE=9",), 14.0),
+    ],
+)
+def test_per_cpu_and_lru_maps_answer_as_on_one_cpu(
+    defines: tuple[str, ...], fifth: float, tmp_path: Path
+) -> None:
+    """tests/bpf/shared.bpf.c with per-CPU or LRU maps (docs/bpf.md, "Maps")."""
+    source = ROOT / "crates" / "startlab-core" / "tests" / "bpf" / "shared.bpf.c"
+    obj = compile_object(source, tmp_path / "maps.o", *defines)
+    doc = document({})
+    doc["duration"] = "0.5s"
+    flow = {"cc": {"bpf": str(obj)}}
+    doc["flows"] = [{**flow, "count": 4}, {**flow, "start": "0.1s"}]
+    series = startlab.run(doc).flow_series
+    windows = series.group_by("flow").agg(pl.col("cwnd").max()).sort("flow")["cwnd"].to_list()
+    assert sorted(windows[:4]) == [10.0, 11.0, 12.0, 13.0]
+    assert windows[4] == fifth
+
+
+@pytest.mark.parametrize(
     ("define", "says"),
     [
         ("-DARRAY_KEY=__u64", 'array map "counts" has keys of 8 bytes'),
-        ("-DHASH_TYPE=9", 'map "numbers" is of type 9, which the simulator does not provide'),
+        ("-DHASH_TYPE=13", 'map "numbers" is of type 13, which the simulator does not provide'),
         ("-DHASH_ENTRIES=0", 'map "numbers" has max_entries 0'),
         ("-DHASH_ENTRIES=2000000", 'map "numbers" needs 24000000 bytes'),
     ],

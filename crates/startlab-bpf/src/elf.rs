@@ -51,8 +51,33 @@ pub struct MapDef {
 
 pub const MAP_TYPE_HASH: u32 = 1;
 pub const MAP_TYPE_ARRAY: u32 = 2;
+pub const MAP_TYPE_PERCPU_HASH: u32 = 5;
+pub const MAP_TYPE_PERCPU_ARRAY: u32 = 6;
+pub const MAP_TYPE_LRU_HASH: u32 = 9;
 pub const MAP_TYPE_SK_STORAGE: u32 = 24;
 pub const MAP_TYPE_RINGBUF: u32 = 27;
+
+/// An array: plain or per-CPU. The simulator is one CPU, so a per-CPU map holds one value per
+/// key, the one a program on CPU 0 sees.
+pub fn is_array(kind: u32) -> bool {
+    matches!(kind, MAP_TYPE_ARRAY | MAP_TYPE_PERCPU_ARRAY)
+}
+
+/// A hash map: plain, per-CPU (one CPU, as for arrays) or LRU.
+pub fn is_hash(kind: u32) -> bool {
+    matches!(
+        kind,
+        MAP_TYPE_HASH | MAP_TYPE_PERCPU_HASH | MAP_TYPE_LRU_HASH
+    )
+}
+
+/// A map whose values the program reaches by key: an array or a hash map.
+pub fn is_keyed(kind: u32) -> bool {
+    is_array(kind) || is_hash(kind)
+}
+
+/// `PCPU_MIN_UNIT_SIZE`: a per-CPU map's values are at most this large (rounded up to 8).
+const PCPU_MIN_UNIT_SIZE: u32 = 32 << 10;
 
 /// The tag of a map reference in a register (a map is not memory the program can read).
 pub const MAP_TAG: u64 = 0xfeed_0000_0000_0000;
@@ -161,6 +186,7 @@ pub mod helper {
     pub const TCP_SEND_ACK: u32 = 116;
     pub const TRACE_PRINTK: u32 = 6;
     pub const GET_PRANDOM_U32: u32 = 7;
+    pub const GET_SMP_PROCESSOR_ID: u32 = 8;
     pub const SK_STORAGE_GET: u32 = 107;
     pub const SK_STORAGE_DELETE: u32 = 108;
     pub const JIFFIES64: u32 = 118;
@@ -178,6 +204,7 @@ pub const HELPERS: &[(u32, &str)] = &[
     (helper::MAP_UPDATE_ELEM, "bpf_map_update_elem"),
     (helper::MAP_DELETE_ELEM, "bpf_map_delete_elem"),
     (helper::KTIME_GET_NS, "bpf_ktime_get_ns"),
+    (helper::GET_SMP_PROCESSOR_ID, "bpf_get_smp_processor_id"),
     (helper::TRACE_PRINTK, "bpf_trace_printk"),
     (helper::GET_PRANDOM_U32, "bpf_get_prandom_u32"),
     (helper::SETSOCKOPT, "bpf_setsockopt"),
@@ -413,7 +440,14 @@ fn check_keyed_map(def: &MapDef) -> Result<(), String> {
     if def.max_entries == 0 || def.value_size == 0 {
         return err(format!("map \"{name}\" has max_entries {} and values of {} bytes; the kernel refuses an empty map (EINVAL)", def.max_entries, def.value_size));
     }
-    if def.kind == MAP_TYPE_ARRAY && def.key_size != 4 {
+    let per_cpu = matches!(def.kind, MAP_TYPE_PERCPU_ARRAY | MAP_TYPE_PERCPU_HASH);
+    if per_cpu && def.value_size.div_ceil(8) * 8 > PCPU_MIN_UNIT_SIZE {
+        return err(format!(
+            "per-CPU map \"{name}\" has values of {} bytes; the kernel allows at most {PCPU_MIN_UNIT_SIZE} (PCPU_MIN_UNIT_SIZE, E2BIG)",
+            def.value_size
+        ));
+    }
+    if is_array(def.kind) && def.key_size != 4 {
         return err(format!(
             "array map \"{name}\" has keys of {} bytes; an array's key is a 4-byte index (EINVAL)",
             def.key_size
@@ -485,13 +519,10 @@ fn map_defs(btf: &Btf) -> Result<Vec<MapDef>, String> {
                 MAX_SECTION_BYTES >> 20
             ));
         }
-        if !matches!(
-            def.kind,
-            MAP_TYPE_SK_STORAGE | MAP_TYPE_RINGBUF | MAP_TYPE_ARRAY | MAP_TYPE_HASH
-        ) {
-            return err(format!("map \"{}\" is of type {}, which the simulator does not provide (it has hash maps, arrays, socket storage and ring buffers)", def.name, def.kind));
+        if !(is_keyed(def.kind) || matches!(def.kind, MAP_TYPE_SK_STORAGE | MAP_TYPE_RINGBUF)) {
+            return err(format!("map \"{}\" is of type {}, which the simulator does not provide (it has hash maps, arrays, their per-CPU versions, LRU hash maps, socket storage and ring buffers)", def.name, def.kind));
         }
-        if matches!(def.kind, MAP_TYPE_ARRAY | MAP_TYPE_HASH) {
+        if is_keyed(def.kind) {
             check_keyed_map(&def)?;
         }
         maps.push(def);

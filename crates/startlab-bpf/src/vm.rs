@@ -8,7 +8,7 @@
 //! never the process.
 
 use crate::elf::{
-    helper, Callee, Loaded, MapDef, Program, MAP_TAG, MAP_TYPE_ARRAY, MAP_TYPE_HASH,
+    helper, is_array, is_keyed, Callee, Loaded, MapDef, Program, MAP_TAG, MAP_TYPE_LRU_HASH,
     MAP_TYPE_RINGBUF, MAP_TYPE_SK_STORAGE,
 };
 use crate::isa::{Alu, AtomicOp, Cond, Op, Src};
@@ -110,6 +110,35 @@ struct MapStore {
     /// used, from `fresh` to `max_entries`.
     free: Vec<u32>,
     fresh: u32,
+    /// An LRU hash map's last use of each slot (a lookup that finds it or an update), on
+    /// `clock`, which counts uses.
+    last_use: Vec<u64>,
+    clock: u64,
+}
+
+impl MapStore {
+    /// An LRU hash map's use of `slot`.
+    fn touch(&mut self, slot: u32) {
+        let slot = slot as usize;
+        if self.last_use.len() <= slot {
+            self.last_use.resize(slot + 1, 0);
+        }
+        self.clock += 1;
+        self.last_use[slot] = self.clock;
+    }
+
+    /// A full LRU hash map makes room: the key used least recently goes, and its slot is
+    /// returned. Linux's LRU is approximate (`bpf_lru_pop_free`: lists kept by reference bits,
+    /// freed in batches); this one is exact.
+    fn evict_least_recent(&mut self) -> Option<u32> {
+        let (key, slot) = self
+            .keys
+            .iter()
+            .min_by_key(|(_, &slot)| self.last_use.get(slot as usize).copied().unwrap_or(0))
+            .map(|(k, &s)| (k.clone(), s))?;
+        self.keys.remove(&key);
+        Some(slot)
+    }
 }
 
 /// [`Shared`] as the connections of one object hold it.
@@ -130,7 +159,7 @@ impl Shared {
             .iter()
             .map(|m| {
                 // Grown to the highest element used (zeroed, as the kernel's start).
-                matches!(m.kind, MAP_TYPE_ARRAY | MAP_TYPE_HASH).then(MapStore::default)
+                is_keyed(m.kind).then(MapStore::default)
             })
             .collect();
         Arc::new(Mutex::new(Shared { sections, maps }))
@@ -265,7 +294,7 @@ impl Vm {
             .maps
             .iter()
             .map(|m| {
-                matches!(m.kind, MAP_TYPE_ARRAY | MAP_TYPE_HASH).then(|| {
+                is_keyed(m.kind).then(|| {
                     regions.push(Region {
                         bytes: Vec::new(),
                         writes: Writes::Any,
@@ -524,13 +553,23 @@ impl Vm {
             helper::MAP_LOOKUP_ELEM => {
                 let (i, m, key) = self.keyed_map(a1, a2)?;
                 match self.slot_of(i, &m, &key) {
-                    Ok(slot) => self.slot_address(i, &m, slot),
+                    Ok(slot) => {
+                        if m.kind == MAP_TYPE_LRU_HASH {
+                            self.held_maps[i]
+                                .as_mut()
+                                .expect("held while a hook runs")
+                                .touch(slot);
+                        }
+                        self.slot_address(i, &m, slot)
+                    }
                     Err(_) => 0,
                 }
             }
             helper::MAP_UPDATE_ELEM => self.map_update(a1, a2, r[3], a4)?,
             helper::MAP_DELETE_ELEM => self.map_delete(a1, a2)?,
             helper::KTIME_GET_NS => self.now_ns,
+            // The simulator is one CPU (per-CPU maps hold CPU 0's values).
+            helper::GET_SMP_PROCESSOR_ID => 0,
             helper::SETSOCKOPT => self.setsockopt(r)?,
             // A receiver's immediate ACK (tcp_dctcp.h's dctcp_ece_ack_update, on
             // CA_EVENT_ECN_IS_CE / _NO_CE). The simulator runs controllers on senders, which
@@ -615,7 +654,7 @@ impl Vm {
     /// An array's or hash map's definition, its index and the key the program points at.
     fn keyed_map(&self, handle: u64, key: u64) -> Result<(usize, MapDef, Vec<u8>), VmError> {
         let (i, m) = self.map(handle)?;
-        if !matches!(m.kind, MAP_TYPE_ARRAY | MAP_TYPE_HASH) {
+        if !is_keyed(m.kind) {
             return Err(VmError(format!(
                 "a map helper on map \"{}\", which is neither an array nor a hash map",
                 m.name
@@ -630,7 +669,7 @@ impl Vm {
     /// The slot of `key` in map `i` (definition `m`), or the error a lookup of a missing key
     /// gives.
     fn slot_of(&self, i: usize, m: &MapDef, key: &[u8]) -> Result<u32, i64> {
-        if m.kind == MAP_TYPE_ARRAY {
+        if is_array(m.kind) {
             let index = u32::from_le_bytes(key[..4].try_into().unwrap());
             return if index < m.max_entries {
                 Ok(index)
@@ -671,7 +710,7 @@ impl Vm {
             Ok(_) if flags == BPF_NOEXIST => return Ok(errno(EEXIST)),
             Ok(slot) => slot,
             // An array's every index exists: one outside it is E2BIG.
-            Err(_) if m.kind == MAP_TYPE_ARRAY => return Ok(errno(E2BIG)),
+            Err(_) if is_array(m.kind) => return Ok(errno(E2BIG)),
             Err(_) if flags == BPF_EXIST => return Ok(errno(ENOENT)),
             Err(_) => {
                 let held = self.held_maps[i].as_mut().expect("held while a hook runs");
@@ -681,12 +720,22 @@ impl Vm {
                         held.fresh += 1;
                         held.fresh - 1
                     }
+                    // htab_lru_map_update_elem: a full LRU map evicts instead of refusing.
+                    None if m.kind == MAP_TYPE_LRU_HASH => {
+                        held.evict_least_recent().expect("a full map holds a key")
+                    }
                     None => return Ok(errno(E2BIG)),
                 };
                 held.keys.insert(key_bytes, slot);
                 slot
             }
         };
+        if m.kind == MAP_TYPE_LRU_HASH {
+            self.held_maps[i]
+                .as_mut()
+                .expect("held while a hook runs")
+                .touch(slot);
+        }
         let size = m.value_size as usize;
         let (r, o) = self.translate(value, size, false)?;
         let bytes = self.regions[r].bytes[o..o + size].to_vec();
@@ -698,7 +747,7 @@ impl Vm {
     /// bpf_map_delete_elem(map, key): an array's elements cannot be deleted (EINVAL).
     fn map_delete(&mut self, handle: u64, key: u64) -> Result<u64, VmError> {
         let (i, m, key_bytes) = self.keyed_map(handle, key)?;
-        if m.kind == MAP_TYPE_ARRAY {
+        if is_array(m.kind) {
             return Ok(errno(EINVAL));
         }
         let held = self.held_maps[i].as_mut().expect("held while a hook runs");
@@ -1253,5 +1302,28 @@ impl Code {
             ops: prog.ops.clone(),
             callees: prog.callees.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MapStore;
+
+    /// A full LRU hash map gives up the key used least recently: keys 1, 2, 3 in slots 0, 1,
+    /// 2, then key 1 looked up again, so key 2 is the oldest use.
+    #[test]
+    fn a_full_lru_map_evicts_the_key_used_least_recently() {
+        let mut m = MapStore::default();
+        for (key, slot) in [(1u8, 0u32), (2, 1), (3, 2)] {
+            m.keys.insert(vec![key], slot);
+            m.touch(slot);
+        }
+        m.touch(0);
+        assert_eq!(m.evict_least_recent(), Some(1));
+        assert!(!m.keys.contains_key(&vec![2u8]));
+        // Then key 3 (slot 2), then key 1 (slot 0); then nothing is left.
+        assert_eq!(m.evict_least_recent(), Some(2));
+        assert_eq!(m.evict_least_recent(), Some(0));
+        assert_eq!(m.evict_least_recent(), None);
     }
 }

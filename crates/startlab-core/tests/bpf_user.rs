@@ -232,7 +232,7 @@ void BPF_PROG(fixed_cong_control, struct sock *sk, __u32 ack, int flag, const st
 {{
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
 #ifdef UNKNOWN_HELPER
-	tp->snd_cwnd = bpf_get_smp_processor_id() % 20 + 1;
+	tp->snd_cwnd = (__u32)bpf_get_numa_node_id() % 20 + 1;
 #else
 	if (rs->delivered > 0 && rs->interval_us > 0)
 		tp->snd_cwnd = 20;
@@ -280,7 +280,7 @@ struct tcp_congestion_ops fixed = {{
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("calls helper 8, which the simulator does not provide"),
+        e.contains("calls helper 42, which the simulator does not provide"),
         "{e}"
     );
     std::fs::remove_dir_all(dir).unwrap();

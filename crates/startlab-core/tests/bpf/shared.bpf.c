@@ -25,10 +25,14 @@ struct tcp_sock {
 	__u32 snd_cwnd;
 } __attribute__((preserve_access_index));
 
-/* -DARRAY_KEY=__u64, -DHASH_TYPE=9 (an LRU hash) and -DHASH_ENTRIES=N make maps the simulator
- * refuses (tests/python/test_bpf.py). */
+/* -DARRAY_KEY=__u64, -DHASH_TYPE=13 (a hash of maps) and -DHASH_ENTRIES=N make maps the
+ * simulator refuses; -DARRAY_TYPE=6 and -DHASH_TYPE=5 make them per-CPU, -DHASH_TYPE=9 an LRU
+ * hash map (tests/python/test_bpf.py). */
 #ifndef ARRAY_KEY
 #define ARRAY_KEY __u32
+#endif
+#ifndef ARRAY_TYPE
+#define ARRAY_TYPE BPF_MAP_TYPE_ARRAY
 #endif
 #ifndef HASH_TYPE
 #define HASH_TYPE BPF_MAP_TYPE_HASH
@@ -38,7 +42,7 @@ struct tcp_sock {
 #endif
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, ARRAY_TYPE);
 	__uint(max_entries, 2);
 	__type(key, ARRAY_KEY);
 	__type(value, __u64);
