@@ -90,11 +90,13 @@ fn kernel_tcp_probe_records_a_loopback_transfer() {
             let remote = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
             let mut s = connect_with("cubic", local, remote).unwrap();
             s.write_all(&vec![7u8; BYTES]).unwrap();
-            // Until everything is acknowledged.
+            // Until everything is acknowledged: all the bytes, not only what is out (nothing
+            // may be out for a moment while the rest still waits in the send queue).
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
             loop {
                 let (info, _) = tcp_info(&s).unwrap();
-                if info.unacked == 0 || std::time::Instant::now() > deadline {
+                let all_acked = info.bytes_acked > BYTES as u64 && info.unacked == 0;
+                if all_acked || std::time::Instant::now() > deadline {
                     return info;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(1));
