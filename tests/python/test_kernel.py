@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 import pytest
@@ -24,6 +24,8 @@ import startlab.compare
 import startlab.kernel
 from support import ROOT
 from test_bpf import compile_object, release_document, release_windows
+
+T = TypeVar("T")
 
 CUBIC_PARAMS = Path("/sys/module/tcp_cubic/parameters")
 
@@ -57,6 +59,16 @@ def document(name: str, flows: list[dict[str, Any]], **fields: Any) -> dict[str,
     }
     doc.update(fields)
     return doc
+
+
+def kernel_until(run: Callable[[], T], agrees: Callable[[T], bool]) -> list[T]:
+    """The kernel is not deterministic: a case that misses its target runs once more and is
+    judged by that run (docs/kernel.md, "The Linux stack beside Linux", as kernel_bpf.rs does).
+    Returns the runs, for the failure message."""
+    runs = [run()]
+    if not agrees(runs[0]):
+        runs.append(run())
+    return runs
 
 
 def leftovers() -> list[str]:
@@ -354,11 +366,8 @@ def test_a_users_controller_leaves_slow_start_alike_in_both_worlds(
             for key in ("ss_exit_s", "ss_exit_cwnd")
         )
 
-    # The kernel is not deterministic: a run that misses runs once more (as kernel_bpf.rs
-    # does; paced_reno's exit came 2.6 % late in one run of 2026-11-28).
-    runs = [startlab.kernel.run(path).flows.row(0, named=True)]
-    if not agrees(runs[0]):
-        runs.append(startlab.kernel.run(path).flows.row(0, named=True))
+    # paced_reno's exit came 2.6 % late in one run of 2026-11-28.
+    runs = kernel_until(lambda: startlab.kernel.run(path).flows.row(0, named=True), agrees)
     assert sim["ss_exit_reason"] == name, sim
     assert agrees(runs[-1]), (sim, runs)
 
@@ -998,19 +1007,16 @@ def test_with_gso_deferral_an_ecn_overshoot_recovers_once_in_both_worlds(
         duration="4s",
         tcp={"stack": "linux", "tso_defer": True},
     )
-    runs = []
-    # A kernel run that misses runs once more (docs/kernel.md, the rerun rule).
-    for _ in range(2):
-        comparison = startlab.compare.compare(path)
-        sim = comparison.simulator.flows.row(0, named=True)
-        ker = comparison.kernel.flows.row(0, named=True)
-        assert sim["ss_exit_reason"] == "ecn", sim
-        assert sim["fast_recoveries"] == 1, sim
-        runs.append(ker)
-        if (
+    sim = startlab.run(path).flows.row(0, named=True)
+    assert sim["ss_exit_reason"] == "ecn", sim
+    assert sim["fast_recoveries"] == 1, sim
+
+    def agrees(ker: dict[str, Any]) -> bool:
+        return (
             ker["ss_exit_reason"] == "ecn"
             and ker["fast_recoveries"] == 1
             and ker["ss_exit_cwnd"] == pytest.approx(sim["ss_exit_cwnd"], rel=0.02)
-        ):
-            return
-    raise AssertionError(f"simulator {sim}, kernel runs {runs}")
+        )
+
+    runs = kernel_until(lambda: startlab.kernel.run(path).flows.row(0, named=True), agrees)
+    assert agrees(runs[-1]), (sim, runs)

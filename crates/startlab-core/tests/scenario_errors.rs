@@ -228,6 +228,24 @@ fn missing_and_out_of_range_values() {
         e.starts_with("flows[0].tcp.frto: F-RTO runs within Linux's recovery"),
         "{e}"
     );
+    // Pacing ratios are the sysctls': whole percent, 1 to 1000 (Linux refuses 1001 %).
+    for bad in ["11", "1.255", "0"] {
+        let e = error(&BASE.replace(
+            "[[flows]]\ncc = \"newreno\"",
+            &format!("[tcp]\npacing_ss_ratio = {bad}\n[[flows]]\ncc = \"newreno\""),
+        ));
+        assert!(
+            e.starts_with(&format!(
+                "tcp.pacing_ss_ratio: invalid ratio {bad}: expected a whole number of percent"
+            )),
+            "{e}"
+        );
+    }
+    let ok = BASE.replace(
+        "[[flows]]",
+        "[tcp]\npacing_ca_ratio = 10\npacing_ss_ratio = 2.55\n[[flows]]",
+    );
+    scenario::resolve(&scenario::from_toml(&ok).unwrap()).unwrap();
 }
 
 #[test]

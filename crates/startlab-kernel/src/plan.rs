@@ -338,7 +338,7 @@ fn kernel_control(
     let linux_sender = !forced
         && !own_initial_window
         && !cfg.initial_ssthresh.is_finite()
-        && matches!(cfg.pacing, Pacing::ByController | Pacing::Linux { .. });
+        && matches!(cfg.pacing, Pacing::ByController | Pacing::Linux);
     let has = |name: &str| available.iter().any(|a| a == name);
     if linux_sender {
         match (cc, startup) {
@@ -402,7 +402,7 @@ fn kernel_control(
         startup_params: resolved_startup,
         pacing: match cfg.pacing {
             Pacing::ByController => "none",
-            Pacing::Linux { .. } => "linux",
+            Pacing::Linux => "linux",
             Pacing::Window => "window",
             Pacing::InitialSpreading => "initial-spreading",
         }
@@ -637,7 +637,7 @@ pub fn plan(s: &ResolvedScenario, available: &[String]) -> Result<KernelPlan, Sc
             stop: s.duration,
             bytes: None,
             requests: None,
-            paced: matches!(cfg.pacing, Pacing::Linux { .. }),
+            paced: matches!(cfg.pacing, Pacing::Linux),
             program: match controller.algorithm() {
                 Algorithm::UserObject { object, .. } => Some(object.name().to_string()),
                 _ => None,
@@ -818,11 +818,7 @@ fn host_tcp(at: &str, cfg: &TcpConfig) -> Result<HostTcp, ScenarioError> {
     }
     // Linux paces at ratio x max(cwnd, packets_out) / srtt (tcp_update_pacing_rate): the
     // window mode is both ratios at 100 %, switched on by the eBPF controller.
-    let (ss, ca) = match cfg.pacing {
-        Pacing::Linux { ss_ratio, ca_ratio } => (ss_ratio, ca_ratio),
-        Pacing::Window => (1.0, 1.0),
-        _ => (2.0, 1.2),
-    };
+    let ratios = cfg.pacing_ratios;
     Ok(HostTcp {
         mss_bytes: cfg.mss_bytes,
         initial_window: cfg.initial_window,
@@ -834,7 +830,7 @@ fn host_tcp(at: &str, cfg: &TcpConfig) -> Result<HostTcp, ScenarioError> {
         receive_window_bytes: (cfg.receive_window != u32::MAX)
             .then(|| cfg.receive_window as u64 * cfg.mss_bytes as u64),
         quickack: !cfg.delayed_ack,
-        pacing_ratios: ((ss * 100.0).round() as u32, (ca * 100.0).round() as u32),
+        pacing_ratios: (ratios.slow_start_percent, ratios.avoidance_percent),
         ecn: cfg.ecn,
         slow_start_after_idle: cfg.restart_after_idle,
         metrics: cfg.metrics,

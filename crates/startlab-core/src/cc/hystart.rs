@@ -243,26 +243,7 @@ fn sk_pacing_rate(tcb: &Tcb) -> u64 {
     if let Some(rate) = tcb.pacing_rate {
         return rate.bps() / 8;
     }
-    linux_pacing_rate(tcb)
-}
-
-/// The `sk_pacing_rate` Linux keeps for an unpaced socket (`tcp_update_pacing_rate` at the
-/// default ratios, 200 % while snd_cwnd < snd_ssthresh / 2, 120 % after), bytes per second,
-/// from the ACK being processed.
-pub(crate) fn linux_pacing_rate(tcb: &Tcb) -> u64 {
-    let cwnd = snd_cwnd(tcb);
-    let ratio = if cwnd < snd_ssthresh(tcb) / 2 {
-        200
-    } else {
-        120
-    };
-    // tcp_update_pacing_rate: mss * ((USEC_PER_SEC / 100) << 3) * ratio
-    // * max(snd_cwnd, packets_out) / srtt_us (srtt_us is 8 x the RTT).
-    let rate = (tcb.mss_bytes.max(1) as u64)
-        .saturating_mul(80_000 * ratio)
-        .saturating_mul(cwnd.max(tcb.flight_size() as u64));
-    let srtt_us = tcb.srtt.map_or(0, |d| d.as_nanos() / 1000 * 8);
-    rate.checked_div(srtt_us).unwrap_or(rate)
+    crate::tcp::linux_sk_pacing_rate(tcb)
 }
 
 /// Linux `hystart_ack_delay`: the TSO/GRO cushion, min(1 ms, 4 x GSO size / sk_pacing_rate) in

@@ -206,6 +206,9 @@ pub struct Tcb {
     /// the sender's own pacing rate never goes above it (`tcp_update_pacing_rate`); `None`:
     /// no cap.
     pub max_pacing_rate: Option<Rate>,
+    /// The ratios of the `sk_pacing_rate` Linux keeps on the socket
+    /// ([`crate::tcp::linux_sk_pacing_rate`]): the connection's `TcpConfig::pacing_ratios`.
+    pub pacing_ratios: crate::tcp::PacingRatios,
     /// Set by a start-up detector when it ends slow start, so the exit is reported with its reason.
     pub exit_reason_hint: Option<ExitReason>,
     /// Whether the window may grow: the last transmissions were limited by cwnd, not by the
@@ -283,6 +286,7 @@ impl Tcb {
             ca_state: CaState::Open,
             pacing_rate: None,
             max_pacing_rate: None,
+            pacing_ratios: crate::tcp::PacingRatios::LINUX,
             exit_reason_hint: None,
             cwnd_limited: true,
             is_cwnd_limited: true,
@@ -342,6 +346,12 @@ pub fn rate_of_sk_pacing_rate(payload_bytes_per_s: u64, tcb: &Tcb) -> Rate {
     let bps =
         payload_bytes_per_s as u128 * 8 * tcb.wire_bytes as u128 / tcb.mss_bytes.max(1) as u128;
     Rate::from_bps(bps.clamp(1, u64::MAX as u128) as u64)
+}
+
+/// The inverse of [`rate_of_sk_pacing_rate`]: the sender's rate (wire bytes) as Linux's
+/// `sk_pacing_rate`, payload bytes per second.
+pub fn sk_pacing_rate_of(rate: Rate, tcb: &Tcb) -> u64 {
+    (rate.bps() as u128 * tcb.mss_bytes.max(1) as u128 / tcb.wire_bytes.max(1) as u128 / 8) as u64
 }
 
 /// What an ACK acknowledged, for `cong_avoid`.

@@ -31,13 +31,14 @@
 //! departure from their kernel.
 
 use super::counting::NewlyDelivered;
-use super::hystart::{linux_pacing_rate, RoundStart};
+use super::hystart::RoundStart;
 use super::params::{closed, param, AlgorithmConfig, Allowed, Param};
 use super::slow_start::grow_to_ssthresh;
 use super::{
     rate_of_sk_pacing_rate, Ack, AckEvent, AckSample, CaState, CwndEvent, ExitReason, SlowStart,
     Tcb,
 };
+use crate::tcp::linux_sk_pacing_rate;
 use crate::time::{Duration, Time};
 use serde::{Deserialize, Serialize};
 
@@ -395,7 +396,7 @@ impl Suss {
         if self.pacing {
             self.paced_rate
         } else {
-            linux_pacing_rate(tcb)
+            linux_sk_pacing_rate(tcb)
         }
     }
 

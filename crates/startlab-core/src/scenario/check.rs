@@ -64,10 +64,14 @@ pub fn tcp(t: &FilledTcp, path: &str) -> Result<(), ScenarioError> {
         ("pacing_ss_ratio", t.pacing_ss_ratio),
         ("pacing_ca_ratio", t.pacing_ca_ratio),
     ] {
-        if !(r > 0.0 && r <= 100.0) {
+        // net.ipv4.tcp_pacing_*_ratio: whole percent, at most 1000 (proc_dointvec_minmax).
+        let percent = r * 100.0;
+        if !((1.0..=1000.0).contains(&percent) && (percent - percent.round()).abs() < 1e-6) {
             return Err(err(
                 format!("{path}.{name}"),
-                format!("invalid ratio {r}: expected above 0 and at most 100"),
+                format!(
+                    "invalid ratio {r}: expected a whole number of percent (the sysctl's unit) from 0.01 to 10"
+                ),
             ));
         }
     }

@@ -14,7 +14,8 @@ use crate::cc::{controller, registry};
 use crate::net::{Network, NodeKind, NO_ROUTE};
 use crate::tcp::linux_acks::LinuxAckConfig;
 use crate::tcp::{
-    AckPolicy, FlowSize, LossDetection, Pacing, Recovery, RtoAlgorithm, Stack, TcpConfig,
+    AckPolicy, FlowSize, LossDetection, Pacing, PacingRatios, Recovery, RtoAlgorithm, Stack,
+    TcpConfig,
 };
 use crate::time::{Duration, Time};
 use crate::traffic::{OnOffDistribution, RequestSpec, SizeDistribution, UdpPattern};
@@ -665,6 +666,11 @@ fn copy_label(label: &str, k: u32, count: u32) -> String {
 /// The stack is the recovery machinery the sender runs: `recovery = "prr"` (the default of
 /// `stack = "linux"`) is Linux's (`tcp::Stack::Linux`), the others the ns-2 stack's RFC
 /// recoveries. `tcp.stack` itself chooses the defaults of every other field.
+/// A ratio of the scenario (`pacing_ss_ratio`) as the sysctl's whole percent.
+fn percent(ratio: f64) -> u32 {
+    (ratio * 100.0).round() as u32
+}
+
 pub fn tcp_config(t: &FilledTcp, default_recovery: &str) -> TcpConfig {
     let mss = t.mss as u32;
     let sack = t.sack;
@@ -719,11 +725,19 @@ pub fn tcp_config(t: &FilledTcp, default_recovery: &str) -> TcpConfig {
         pacing: match t.pacing {
             PacingText::None => Pacing::ByController,
             PacingText::Window => Pacing::Window,
-            PacingText::Linux => Pacing::Linux {
-                ss_ratio: t.pacing_ss_ratio,
-                ca_ratio: t.pacing_ca_ratio,
-            },
+            PacingText::Linux => Pacing::Linux,
             PacingText::InitialSpreading => Pacing::InitialSpreading,
+        },
+        // The sysctls apply to every socket (its sk_pacing_rate); the ratios are the
+        // scenario's when Linux's pacing is asked for, the window over srtt in the window
+        // mode, and Linux's defaults otherwise.
+        pacing_ratios: match t.pacing {
+            PacingText::Linux => PacingRatios {
+                slow_start_percent: percent(t.pacing_ss_ratio),
+                avoidance_percent: percent(t.pacing_ca_ratio),
+            },
+            PacingText::Window => PacingRatios::WINDOW,
+            PacingText::None | PacingText::InitialSpreading => PacingRatios::LINUX,
         },
         ack_policy: match t.ack_policy {
             AckPolicyText::Rfc5681 => AckPolicy::Rfc5681,

@@ -197,7 +197,7 @@ impl Connection {
             packets_out: self.packets_out(),
             wire_bytes: self.tcb.wire_bytes,
         };
-        if let Some(rate) = pacing_rate(self.cfg.pacing, window, srtt) {
+        if let Some(rate) = pacing_rate(self.cfg.pacing, self.cfg.pacing_ratios, window, srtt) {
             self.tcb.pacing_rate = Some(match self.tcb.max_pacing_rate {
                 Some(cap) if cap < rate => cap,
                 _ => rate,
@@ -441,7 +441,7 @@ impl Connection {
         // Linux's internal pacing leaves a connection's first 10 data segments unpaced
         // (tcp_update_skb_after_send: "Original sch_fq does not pace first 10 MSS"), whether
         // the stack or a controller with cong_control set the rate.
-        let linux_paced = matches!(self.cfg.pacing, Pacing::Linux { .. })
+        let linux_paced = matches!(self.cfg.pacing, Pacing::Linux)
             || (self.cfg.stack == Stack::Linux && self.owns_cwnd);
         let unpaced_start = linux_paced && self.stats.sent_packets <= 10;
         if !unpaced_start {

@@ -27,6 +27,7 @@ pub mod sender;
 /// Linux's receiver ACK policy, also reachable as `tcp::linux_acks`.
 pub use linux::acks as linux_acks;
 
+pub use pacer::{linux_sk_pacing_rate, PacingRatios};
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
 
@@ -114,9 +115,9 @@ pub enum Pacing {
     /// (Aggarwal, Savage and Anderson, "Understanding the performance of TCP pacing", 2000;
     /// Sallantin et al. 2013 §II.B).
     Window,
-    /// Linux's internal pacing: rate = ratio × cwnd / srtt with `ss_ratio` while
-    /// cwnd < ssthresh / 2 and `ca_ratio` otherwise (net/ipv4/tcp_input.c `tcp_update_pacing_rate`).
-    Linux { ss_ratio: f64, ca_ratio: f64 },
+    /// Linux's internal pacing: rate = ratio × cwnd / srtt with the connection's
+    /// [`PacingRatios`] (net/ipv4/tcp_input.c `tcp_update_pacing_rate`).
+    Linux,
     /// Initial Spreading (Sallantin et al. 2013 §III.A): the initial window spaced evenly over the RTT measured
     /// on the handshake, one segment every RTT / IW, then ordinary ACK clocking from the first ACK.
     InitialSpreading,
@@ -186,6 +187,10 @@ pub struct TcpConfig {
     /// the next ACK, at most a millisecond since its last transmission.
     pub tso_defer: bool,
     pub pacing: Pacing,
+    /// `net.ipv4.tcp_pacing_ss_ratio` and `_ca_ratio` as they are set for the connection: the
+    /// ratios of `tcp_update_pacing_rate`, which keeps `sk_pacing_rate` on every socket, paced
+    /// or not; `pacing = "window"` is both at 100 %.
+    pub pacing_ratios: PacingRatios,
     pub ack_policy: AckPolicy,
     pub loss_detection: LossDetection,
     pub rto_algorithm: RtoAlgorithm,
@@ -222,6 +227,7 @@ impl Default for TcpConfig {
             metrics_ssthresh: false,
             tso_defer: false,
             pacing: Pacing::ByController,
+            pacing_ratios: PacingRatios::LINUX,
             ack_policy: AckPolicy::Rfc5681,
             loss_detection: LossDetection::DupThresh,
             rto_algorithm: RtoAlgorithm::Rfc6298,

@@ -547,9 +547,7 @@ fn app_limited_image(app_limited: Option<u64>) -> u64 {
 /// The sender's pacing rate (wire bits per second) as `sk_pacing_rate`: payload bytes per
 /// second, as Linux paces.
 fn pacing_image(rate: Option<Rate>, tcb: &Tcb) -> u64 {
-    rate.map_or(0, |r| {
-        (r.bps() as u128 * tcb.mss_bytes.max(1) as u128 / tcb.wire_bytes.max(1) as u128 / 8) as u64
-    })
+    rate.map_or(0, |r| super::sk_pacing_rate_of(r, tcb))
 }
 
 /// `sk_pacing_rate` (payload bytes per second) as the sender's rate: the sender spaces wire
@@ -666,14 +664,14 @@ impl BpfController {
         self.filled.app_limited = app_limited;
         // sk_pacing_rate is the program's own (payload bytes per second) unless the sender
         // changed the rate since the program last set it. A socket nothing paces has the rate
-        // Linux keeps for every socket after each ACK (tcp_update_pacing_rate at the default
-        // ratios), which tcp_cubic.c's hystart_ack_delay reads; a program with cong_control
+        // Linux keeps for every socket after each ACK (tcp_update_pacing_rate at the
+        // connection's ratios), which tcp_cubic.c's hystart_ack_delay reads; a program with cong_control
         // sets its own (Linux does not update it for one).
         if (tcb.pacing_rate.is_none() || self.filled.linux_paced) && self.hooks[7].is_none() {
             put(
                 sk,
                 f.sk_pacing_rate,
-                crate::cc::hystart::linux_pacing_rate(tcb).min(self.filled.max_pacing_rate),
+                crate::tcp::linux_sk_pacing_rate(tcb).min(self.filled.max_pacing_rate),
             );
             self.filled.published = None;
         } else if tcb.pacing_rate != self.filled.published {

@@ -120,12 +120,22 @@ impl TransmitRules for LinuxRecovery {
     /// ([`tso::should_defer`]); a sender that paces is not deferred (the simulator does not
     /// model deferral against pacing's departure times).
     fn new_data(&mut self, c: &Connection, now: Time) -> NewData {
+        if !c.cfg.tso_defer {
+            return NewData::Send(u32::MAX);
+        }
+        // tp->max_window (tcp_ack_update_window), kept only where it is read.
         self.max_window = self.max_window.max(c.tcb.rwnd);
-        if !c.cfg.tso_defer || c.tcb.pacing_rate.is_some() {
+        if c.tcb.pacing_rate.is_some() {
             return NewData::Send(u32::MAX);
         }
         let mss = c.cfg.mss_bytes;
-        let max_segs = tso::autosize(linux_pacing_rate(c), c.tcb.min_rtt, mss, tso::MIN_TSO_SEGS);
+        // sk_pacing_rate, under sk_max_pacing_rate (payload bytes per second).
+        let cap = c
+            .tcb
+            .max_pacing_rate
+            .map_or(u64::MAX, |r| crate::cc::sk_pacing_rate_of(r, &c.tcb));
+        let rate = crate::tcp::linux_sk_pacing_rate(&c.tcb).min(cap);
+        let max_segs = tso::autosize(rate, c.tcb.min_rtt, mss, tso::MIN_TSO_SEGS);
         // tcp_xmit_size_goal: the application's writes make skbs of the GSO size, at most half
         // the largest receive window.
         let gso_segs = (tso::GSO_MAX_BYTES / u64::from(mss.max(1))) as u32;
@@ -167,25 +177,6 @@ impl TransmitRules for LinuxRecovery {
             tso::Verdict::Defer { cwnd_limited } => NewData::Defer { cwnd_limited },
         }
     }
-}
-
-/// `sk_pacing_rate` as `tcp_update_pacing_rate` keeps it on a socket that does not pace, in
-/// bytes per second: 200 % of cwnd / srtt in slow start below half ssthresh, 120 % after
-/// (the sysctls' defaults), of max(cwnd, packets_out) segments, capped by
-/// `SO_MAX_PACING_RATE`; unlimited before the first RTT sample.
-fn linux_pacing_rate(c: &Connection) -> u64 {
-    let Some(srtt) = c.rtt.srtt() else {
-        return u64::MAX;
-    };
-    let ratio = if c.tcb.cwnd < c.tcb.ssthresh / 2.0 {
-        2.0
-    } else {
-        1.2
-    };
-    let window = c.tcb.cwnd.max(c.packets_out() as f64);
-    let bytes = ratio * window * c.cfg.mss_bytes as f64 / srtt.as_secs_f64().max(1e-9);
-    let cap = c.tcb.max_pacing_rate.map_or(u64::MAX, |r| r.bps() / 8);
-    (bytes as u64).min(cap)
 }
 
 impl LinuxRecovery {

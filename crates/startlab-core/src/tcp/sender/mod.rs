@@ -64,6 +64,7 @@ impl TcpSender {
             cfg.initial_ssthresh,
         );
         tcb.ecn = cfg.ecn;
+        tcb.pacing_ratios = cfg.pacing_ratios;
         (tcb.node, tcb.peer, tcb.flow) = (node, peer, flow);
         let rtt = RttEstimator::new(
             cfg.initial_rto,
