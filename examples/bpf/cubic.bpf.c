@@ -8,7 +8,8 @@
  *
  *   clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -I/usr/include/bpf -c cubic.bpf.c -o cubic.bpf.o
  *
- * and in a scenario: cc = { bpf = "cubic.bpf.o" }. `hystart = 0` in cc_params turns HyStart off.
+ * and in a scenario: cc = { bpf = "cubic.bpf.o" }. `hystart = 0` in cc_params turns HyStart off;
+ * `exit_reason_global = "hystart_exit"` names a HyStart exit after the detector that fired.
  */
 
 typedef unsigned char __u8;
@@ -96,6 +97,16 @@ static const int tcp_friendliness = 1;
 static const int hystart_detect = HYSTART_ACK_TRAIN | HYSTART_DELAY;
 static const int hystart_low_window = 16;
 static const int hystart_ack_delta_us = 2000;
+
+/* tcp_cubic.c counts each detector's exits in the namespace's MIB
+ * (LINUX_MIB_TCPHYSTARTTRAINDETECT, _DELAYDETECT), which a struct_ops program cannot reach: here
+ * the last detector that fired, for every socket of the controller. */
+enum hystart_found {
+	HYSTART_FOUND_NONE,
+	hystart_train,
+	hystart_delay,
+};
+enum hystart_found hystart_exit = HYSTART_FOUND_NONE;
 
 /* cubictcp_register's derived constants. */
 #define CUBE_RTT_SCALE (bic_scale * 10)
@@ -389,6 +400,7 @@ static void hystart_update(struct sock *sk, __u32 delay)
 				threshold >>= 1;
 			if ((__s32)(now - ca->round_start) > threshold) {
 				ca->found = 1;
+				hystart_exit = hystart_train;
 				tp->snd_ssthresh = tp->snd_cwnd;
 			}
 		}
@@ -409,6 +421,7 @@ static void hystart_update(struct sock *sk, __u32 delay)
 				eta = HYSTART_DELAY_MAX;
 			if (ca->curr_rtt > ca->delay_min + eta) {
 				ca->found = 1;
+				hystart_exit = hystart_delay;
 				tp->snd_ssthresh = tp->snd_cwnd;
 			}
 		}

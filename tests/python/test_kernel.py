@@ -320,6 +320,31 @@ def test_connections_of_one_object_share_its_globals_and_maps_in_both_worlds(
 
 
 @pytest.mark.kernel
+def test_byte_counters_and_rate_record_keep_linuxs_relations_in_both_worlds(
+    tmp_path: Path, kernel_world: None
+) -> None:
+    # tests/bpf/counters.bpf.c holds cwnd at 20 and checks, on every ACK, the relations
+    # Linux keeps among bytes_acked, bytes_sent, bytes_retrans, total_retrans, reordering and
+    # the delivery-rate record; a broken one adds its bit x 100 to the window. On a path that
+    # loses 1 % of the segments, both worlds keep them all, with retransmissions to count
+    # (tests/bpf_user.rs checks the ns-2 stack too, and that the checks fire).
+    source = ROOT / "crates" / "startlab-core" / "tests" / "bpf" / "counters.bpf.c"
+    obj = compile_object(source, tmp_path / "counters.o")
+    topology = dumbbell("20Mbps", "20ms", "1BDP")
+    topology["bottleneck"]["loss"] = 0.01
+    path = scenario(
+        tmp_path / "counters.toml",
+        [{"cc": {"bpf": str(obj)}}],
+        topology=topology,
+        duration="4s",
+        tcp={"stack": "linux"},
+    )
+    for result in (startlab.run(path), startlab.kernel.run(path)):
+        assert result.flow_series["cwnd"].max() == 20.0, result.flows.row(0, named=True)
+        assert result.flows["retransmissions"][0] > 5, result.flows.row(0, named=True)
+
+
+@pytest.mark.kernel
 def test_release_and_socket_addresses_alike_in_both_worlds(
     tmp_path: Path, kernel_world: None
 ) -> None:
@@ -369,6 +394,33 @@ def test_a_users_controller_leaves_slow_start_alike_in_both_worlds(
     # paced_reno's exit came 2.6 % late in one run of 2026-11-28.
     runs = kernel_until(lambda: startlab.kernel.run(path).flows.row(0, named=True), agrees)
     assert sim["ss_exit_reason"] == name, sim
+    assert agrees(runs[-1]), (sim, runs)
+
+
+@pytest.mark.kernel
+def test_a_users_global_names_its_exit_alike_in_both_worlds(
+    tmp_path: Path, kernel_world: None
+) -> None:
+    # examples/bpf/cubic.bpf.c records the HyStart detector that fired in its global
+    # `hystart_exit`; cc_params.exit_reason_global names the exit by it, in the simulator right
+    # after the hook that ended slow start, in the kernel from the object's .bss after the run.
+    obj = compile_object(ROOT / "examples" / "bpf" / "cubic.bpf.c", tmp_path / "cubic.o")
+    path = scenario(
+        tmp_path / "named.toml",
+        [{"cc": {"bpf": str(obj)}, "cc_params": {"exit_reason_global": "hystart_exit"}}],
+        topology=HUNDRED_MBIT_40MS,
+        duration="3s",
+        tcp={"stack": "linux"},
+    )
+    sim = startlab.run(path).flows.row(0, named=True)
+    assert sim["ss_exit_reason"] in ("hystart_train", "hystart_delay"), sim
+
+    def agrees(kernel: dict[str, Any]) -> bool:
+        return kernel["ss_exit_reason"] == sim["ss_exit_reason"] and kernel[
+            "ss_exit_s"
+        ] == pytest.approx(sim["ss_exit_s"], rel=0.02)
+
+    runs = kernel_until(lambda: startlab.kernel.run(path).flows.row(0, named=True), agrees)
     assert agrees(runs[-1]), (sim, runs)
 
 

@@ -368,3 +368,147 @@ pub fn encode_variable(
     }
     Err(format!("the object has no global variable \"{name}\" to take it (declare `const volatile` {name} in it)"))
 }
+
+/// The global a user's program writes to say why it ended its slow start, named by
+/// `cc_params.exit_reason_global`: its value after the exit names the exit, in both worlds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExitGlobal {
+    /// Its data section (`.data` or `.bss`; libbpf's map of it ends with this name).
+    pub section: String,
+    pub offset: usize,
+    pub bytes: usize,
+    pub signed: bool,
+    /// The enumerators of its type, if that is an enum.
+    pub enumerators: Vec<(String, i64)>,
+}
+
+impl ExitGlobal {
+    /// The writable global `name` of the object; refused, with the reason, if the program
+    /// cannot write it or it is not a number.
+    pub fn find(
+        btf: &Btf,
+        sections: &[crate::elf::DataSection],
+        name: &str,
+    ) -> Result<ExitGlobal, String> {
+        let Some((section, (ty, offset))) = sections
+            .iter()
+            .find_map(|s| btf.variable(&s.name, name).map(|v| (s, v)))
+        else {
+            return Err(format!(
+                "the object has no global variable \"{name}\" (declare it in .data or .bss, and write it when the program ends its slow start)"
+            ));
+        };
+        if !section.writable {
+            return Err(format!(
+                "\"{name}\" is in {}, which the program cannot write (declare it without const)",
+                section.name
+            ));
+        }
+        // Through qualifiers and typedefs to an integer or an enum.
+        let mut id = ty;
+        let mut resolved = None;
+        for _ in 0..64 {
+            match btf.get(id) {
+                Some(crate::btf::Type::Qualifier { ty } | crate::btf::Type::Typedef { ty, .. }) => {
+                    id = *ty
+                }
+                other => {
+                    resolved = other;
+                    break;
+                }
+            }
+        }
+        let bytes = btf.size_of(ty).unwrap_or(0) as usize;
+        let (signed, enumerators) = match resolved {
+            Some(crate::btf::Type::Int { signed, .. }) => (*signed, Vec::new()),
+            Some(crate::btf::Type::Enum { values, .. }) => {
+                (values.iter().any(|(_, v)| *v < 0), values.clone())
+            }
+            _ => (false, Vec::new()),
+        };
+        let is_number = matches!(
+            resolved,
+            Some(crate::btf::Type::Int { .. } | crate::btf::Type::Enum { .. })
+        );
+        if !is_number || !(1..=8).contains(&bytes) || offset as usize + bytes > section.bytes.len()
+        {
+            return Err(format!(
+                "\"{name}\" is not an integer or an enum of at most 8 bytes"
+            ));
+        }
+        Ok(ExitGlobal {
+            section: section.name.clone(),
+            offset: offset as usize,
+            bytes,
+            signed,
+            enumerators,
+        })
+    }
+
+    /// The exit its value in `section` (the bytes of its data section) names: the enumerator's
+    /// name, or `<program>:<value>` for a number without one; `None` while it is 0 (the program
+    /// said nothing: the exit is named after the program).
+    pub fn reason(&self, section: &[u8], program: &str) -> Option<String> {
+        let raw = section.get(self.offset..self.offset + self.bytes)?;
+        let mut b = [0u8; 8];
+        b[..self.bytes].copy_from_slice(raw);
+        let mut v = u64::from_le_bytes(b) as i64;
+        if self.signed && self.bytes < 8 {
+            let shift = 64 - 8 * self.bytes as u32;
+            v = (v << shift) >> shift;
+        }
+        if v == 0 {
+            return None;
+        }
+        Some(
+            self.enumerators
+                .iter()
+                .find(|(_, e)| *e == v)
+                .map_or_else(|| format!("{program}:{v}"), |(n, _)| n.clone()),
+        )
+    }
+}
+
+#[cfg(test)]
+mod exit_global_tests {
+    use super::ExitGlobal;
+
+    fn global(bytes: usize, signed: bool, enumerators: &[(&str, i64)]) -> ExitGlobal {
+        ExitGlobal {
+            section: ".bss".into(),
+            offset: 4,
+            bytes,
+            signed,
+            enumerators: enumerators
+                .iter()
+                .map(|(n, v)| (n.to_string(), *v))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn an_enumerator_names_the_exit_and_zero_says_nothing() {
+        let g = global(
+            4,
+            false,
+            &[("EXIT_NONE", 0), ("EXIT_TRAIN", 1), ("EXIT_DELAY", 2)],
+        );
+        let mut bss = [0u8; 8];
+        assert_eq!(g.reason(&bss, "my_cc"), None);
+        bss[4] = 2;
+        assert_eq!(g.reason(&bss, "my_cc").as_deref(), Some("EXIT_DELAY"));
+        // A value the enum does not name: the program's name and the number.
+        bss[4] = 7;
+        assert_eq!(g.reason(&bss, "my_cc").as_deref(), Some("my_cc:7"));
+    }
+
+    #[test]
+    fn a_signed_integer_is_read_with_its_sign_from_its_own_bytes() {
+        let g = global(2, true, &[]);
+        // Bytes 4..6 hold -3 as an __s16; byte 6 (another variable) is ignored.
+        let bss = [0, 0, 0, 0, 0xfd, 0xff, 9, 0];
+        assert_eq!(g.reason(&bss, "p").as_deref(), Some("p:-3"));
+        // Too short a section (a damaged object) names nothing.
+        assert_eq!(g.reason(&bss[..5], "p"), None);
+    }
+}

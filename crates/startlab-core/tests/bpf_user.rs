@@ -146,17 +146,17 @@ fn what_the_simulator_does_not_provide_is_refused_by_name() {
     .unwrap()
     .replace(
         "\t__u32 snd_ssthresh;\n",
-        "\t__u32 snd_ssthresh;\n\t__u64 bytes_acked;\n",
+        "\t__u32 snd_ssthresh;\n\t__u32 segs_in;\n",
     )
     .replace(
         "\treturn s > 2 ? s : 2;",
-        "\treturn s > 2 ? s + (__u32)tp->bytes_acked : 2;",
+        "\treturn s > 2 ? s + tp->segs_in : 2;",
     );
     std::fs::write(&source, text).unwrap();
     let other = compile(&source, &dir, &[]);
     let e = resolve(scenario_text(&other, "{}"));
     assert!(
-        e.contains("tcp_sock.bytes_acked, which the simulator does not provide"),
+        e.contains("tcp_sock.segs_in, which the simulator does not provide"),
         "{e}"
     );
     // A program that breaks a rule while running (it writes a field a congestion control may not
@@ -578,18 +578,31 @@ fn a_users_program_reads_the_pipe_the_reduction_and_the_timer_as_the_sender_keep
     tcb.mdev4 = Duration::from_micros(1500);
     tcb.rto = Duration::from_micros(234_500);
     tcb.backoff = 2;
+    tcb.reordering = 5;
+    tcb.delivery_rate = Some(startlab_core::cc::DeliveryRateRecord {
+        delivered: 30,
+        interval: Duration::from_micros(40_500),
+        app_limited: true,
+    });
     let expected = [
-        (0, 7),    // sacked_out
-        (1, 5),    // lost_out
-        (2, 3),    // retrans_out
-        (3, 9),    // total_retrans
-        (4, 150),  // data_segs_out
-        (5, 4),    // prr_delivered
-        (6, 1500), // mdev_us: microseconds, 4 x the mean deviation as Linux keeps it
-        (7, 235),  // icsk_rto: 234.5 ms in jiffies at 1000 Hz, rounded up (usecs_to_jiffies)
-        (8, 2),    // icsk_backoff
-        (9, 41),   // tcp_packets_in_flight from the counters is the sender's pipe
-        (10, 1),   // sk_state: TCP_ESTABLISHED
+        (0, 7),        // sacked_out
+        (1, 5),        // lost_out
+        (2, 3),        // retrans_out
+        (3, 9),        // total_retrans
+        (4, 150),      // data_segs_out
+        (5, 4),        // prr_delivered
+        (6, 1500),     // mdev_us: microseconds, 4 x the mean deviation as Linux keeps it
+        (7, 235),      // icsk_rto: 234.5 ms in jiffies at 1000 Hz, rounded up (usecs_to_jiffies)
+        (8, 2),        // icsk_backoff
+        (9, 41),       // tcp_packets_in_flight from the counters is the sender's pipe
+        (10, 1),       // sk_state: TCP_ESTABLISHED
+        (11, 72_401),  // bytes_acked: 50 x 1448, and the handshake's sequence number
+        (12, 217_200), // bytes_sent: 150 x 1448
+        (13, 13_032),  // bytes_retrans: 9 x 1448
+        (14, 5),       // reordering
+        (15, 30),      // rate_delivered
+        (16, 40_500),  // rate_interval_us
+        (17, 1),       // rate_app_limited
     ];
     for (field, value) in expected {
         let text = scenario_text(&object, &format!("{{ field = {field}, hz = 1000 }}"));
@@ -673,5 +686,101 @@ fn a_pacing_cap_set_with_bpf_setsockopt_acts_as_in_linux() {
     assert!(r.errors.is_empty(), "{:?}", r.errors);
     let goodput = r.flows.goodput_bps[0];
     assert!((0.95e6..=1.0e6).contains(&goodput), "{goodput}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// `cc_params.exit_reason_global` names the global a user's program writes when it ends its
+/// slow start: examples/bpf/cubic.bpf.c (tcp_cubic.c) records the HyStart detector that fired
+/// in `hystart_exit`, and its exit is reported by that enumerator, which is the detector the
+/// simulator's model of Linux's CUBIC names for the same exit. Without the parameter, the exit
+/// is named after the program. A global the program cannot write, or does not have, is refused.
+#[test]
+fn a_users_global_names_its_programs_exit() {
+    let dir = tmp("exit-global");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/bpf/cubic.bpf.c");
+    let object = compile(&source, &dir, &[]);
+    let program =
+        |params: &str| format!("{{ bpf = \"{}\" }}\ncc_params = {params}", object.display());
+    let model = run_text(&linux_path("\"cubic\"", "hystart", "1BDP"));
+    let named = run_text(&linux_path(
+        &program("{ exit_reason_global = \"hystart_exit\" }"),
+        "default",
+        "1BDP",
+    ));
+    let plain = run_text(&linux_path(&program("{}"), "default", "1BDP"));
+    let reason = |r: &startlab_core::measure::Report| r.flows.ss_exit_reason[0].clone().unwrap();
+    assert!(reason(&model).starts_with("hystart-"), "{}", reason(&model));
+    assert_eq!(reason(&named).replace('_', "-"), reason(&model));
+    assert_eq!(reason(&plain), "user_cubic");
+    assert_eq!(named.flows.ss_exit_ns, model.flows.ss_exit_ns);
+    assert_eq!(plain.flows.ss_exit_ns, model.flows.ss_exit_ns);
+    for (params, expected) in [
+        (
+            "{ exit_reason_global = \"found\" }",
+            "cc_params.exit_reason_global: the object has no global variable \"found\"",
+        ),
+        (
+            "{ exit_reason_global = \"hystart\" }",
+            "cc_params.exit_reason_global: \"hystart\" is in .rodata, which the program cannot write",
+        ),
+        (
+            "{ exit_reason_global = 3 }",
+            "cc_params.exit_reason_global: 3: the name of a global variable",
+        ),
+    ] {
+        let e = scenario::resolve(
+            &scenario::from_toml(&linux_path(&program(params), "default", "1BDP")).unwrap(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains(expected), "{e}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A lossy path (1 % of segments lost, no queue: the window is held at 20) for
+/// `tests/bpf/counters.bpf.c`, on `stack`.
+fn counters_path(object: &Path, stack: &str, params: &str) -> String {
+    format!(
+        r#"
+duration = "5s"
+seed = 3
+[topology]
+kind = "dumbbell"
+pairs = 1
+bottleneck = {{ rate = "20Mbps", delay = "20ms", loss = 0.01, queue = {{ kind = "droptail", limit = "1BDP" }} }}
+access = {{ rate = "1Gbps", delay = "0.1ms" }}
+[tcp]
+sack = true
+{stack}
+[[flows]]
+cc = {{ bpf = "{}" }}
+cc_params = {params}
+[measure]
+interval = "1ms"
+"#,
+        object.display()
+    )
+}
+
+/// tcp_sock's byte counters, reordering and delivery-rate record keep the relations Linux
+/// keeps among them on every ACK of a lossy run (`tests/bpf/counters.bpf.c` holds its window
+/// at 20 and adds 100 x each broken relation's bit to it), on both stacks; the checks do fire
+/// (a wrong expected `reordering` shows as bit 8).
+#[test]
+fn a_users_program_finds_the_byte_counters_and_rate_record_as_linux_keeps_them() {
+    let dir = tmp("counters");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bpf/counters.bpf.c");
+    let object = compile(&source, &dir, &[]);
+    for stack in ["recovery = \"sack\"", "stack = \"linux\""] {
+        let r = run_text(&counters_path(&object, stack, "{}"));
+        let max = r.flow_series.cwnd.iter().copied().fold(0.0, f64::max);
+        assert_eq!(max, 20.0, "{stack}: a broken relation adds its bit x 100");
+        assert!(r.flows.retransmissions[0] > 10, "{stack}: losses to count");
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        let wrong = run_text(&counters_path(&object, stack, "{ reordering = 4 }"));
+        let max = wrong.flow_series.cwnd.iter().copied().fold(0.0, f64::max);
+        assert_eq!(max, 820.0, "{stack}");
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }

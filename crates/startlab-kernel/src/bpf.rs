@@ -7,6 +7,7 @@
 
 use libbpf_rs::{MapCore as _, MapType, ObjectBuilder, RingBufferBuilder};
 use startlab_bpf::btf::{Btf, Type};
+use startlab_bpf::config::ExitGlobal;
 use startlab_bpf::events::Event;
 use std::sync::{Arc, Mutex};
 
@@ -22,6 +23,9 @@ pub struct ObjectImage {
     /// Register it with `TCP_CONG_NEEDS_ECN` added to its flags (startlab's object serves
     /// every algorithm, and only DCTCP needs ECN).
     pub needs_ecn: bool,
+    /// A user's global that names its slow-start exit (`cc_params.exit_reason_global`), read
+    /// when the run ends.
+    pub exit_global: Option<Box<ExitGlobal>>,
 }
 
 impl ObjectImage {
@@ -34,6 +38,7 @@ impl ObjectImage {
             struct_ops: Some("ecn_echo".into()),
             // Its own .flags have TCP_CONG_NEEDS_ECN.
             needs_ecn: false,
+            exit_global: None,
         })
     }
 }
@@ -50,6 +55,7 @@ pub struct Registered {
     events: Arc<Mutex<Vec<Event>>>,
     /// Where `lost_events` lies in .bss.
     btf_bss_offset: Option<(u32, u32)>,
+    exit_global: Option<Box<ExitGlobal>>,
     ring: Option<libbpf_rs::RingBuffer<'static>>,
     // Dropped last: unregisters the controller, then frees the object.
     _link: libbpf_rs::Link,
@@ -152,6 +158,7 @@ impl Registered {
             name: name.to_string(),
             events,
             btf_bss_offset: btf.variable(".bss", "lost_events"),
+            exit_global: image.exit_global.clone(),
             ring,
             _link: link.ok_or("the object has no such struct_ops map")?,
             _object: object,
@@ -165,20 +172,33 @@ impl Registered {
         }
     }
 
+    /// The bytes of the object's data section `section` as they are now (libbpf's map of it,
+    /// "<object>.<section>").
+    fn section(&self, section: &str) -> Option<Vec<u8>> {
+        self._object
+            .maps()
+            .find(|m| m.name().to_string_lossy().ends_with(section))
+            .and_then(|m| {
+                m.lookup(&0u32.to_ne_bytes(), libbpf_rs::MapFlags::ANY)
+                    .ok()
+                    .flatten()
+            })
+    }
+
+    /// The exit the user's `cc_params.exit_reason_global` names, as the global is now (`None`:
+    /// no such global, or the program left it 0).
+    pub fn exit_reason(&self, program: &str) -> Option<String> {
+        let g = self.exit_global.as_ref()?;
+        g.reason(&self.section(&g.section)?, program)
+    }
+
     /// Events the controller could not report because the ring buffer was full (its
     /// `lost_events` counter in .bss).
     pub fn lost_events(&self) -> u64 {
         let Some((_, offset)) = self.btf_bss_offset else {
             return 0;
         };
-        self._object
-            .maps()
-            .find(|m| m.name().to_string_lossy().ends_with(".bss"))
-            .and_then(|m| {
-                m.lookup(&0u32.to_ne_bytes(), libbpf_rs::MapFlags::ANY)
-                    .ok()
-                    .flatten()
-            })
+        self.section(".bss")
             .and_then(|v| {
                 v.get(offset as usize..offset as usize + 8)
                     .map(|b| u64::from_le_bytes(b.try_into().unwrap()))

@@ -505,6 +505,19 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
             lost_events: r.lost_events(),
         })
         .collect();
+    // A user's global that names its program's exit, as the run left it.
+    let program_exits: Vec<Option<String>> = registered
+        .iter()
+        .enumerate()
+        .map(|(k, r)| {
+            let program = plan
+                .connections
+                .iter()
+                .find(|c| c.bpf == Some(k))
+                .and_then(|c| c.program.as_deref())?;
+            r.exit_reason(program)
+        })
+        .collect();
     drop(registered);
     facts.trace_overruns = tracer.overruns().unwrap_or(0);
     drop(tracer);
@@ -549,6 +562,7 @@ pub fn run(s: &ResolvedScenario, options: &RunOptions) -> Result<KernelRun, Kern
         &hystart,
         &records,
         &bpf_events,
+        &program_exits,
         &diag,
         emulated,
         &mut facts,
@@ -591,6 +605,7 @@ fn assemble(
     hystart: &[HystartEvidence],
     records: &trace::Records,
     bpf_events: &[startlab_bpf::events::Event],
+    program_exits: &[Option<String>],
     diag: &[DiagReading],
     emulated: EmulatorReport,
     facts: &mut KernelFacts,
@@ -605,6 +620,7 @@ fn assemble(
             end_ns,
             hystart,
             bpf_events,
+            program_exits,
             diag,
             datagrams: &plan.datagrams,
             udp,

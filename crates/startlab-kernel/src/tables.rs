@@ -28,6 +28,9 @@ pub struct RunFacts<'a> {
     pub hystart: &'a [HystartEvidence<'a>],
     /// What startlab's eBPF controllers reported (every controller's, every connection's).
     pub bpf_events: &'a [Event],
+    /// For each eBPF controller, the exit its user's global names
+    /// (`cc_params.exit_reason_global`) as the run left it.
+    pub program_exits: &'a [Option<String>],
     /// The sock_diag readings of the BBR connections, in time order.
     pub diag: &'a [DiagReading],
     /// The UDP sources and what became of them.
@@ -35,6 +38,14 @@ pub struct RunFacts<'a> {
     pub udp: &'a [UdpOutcome],
     /// For the hosts' names of the UDP rows.
     pub network: &'a Network,
+}
+
+/// The exit of a slow start a user's program ended itself: as its global names it
+/// (`cc_params.exit_reason_global`), else after the program, as the simulator names it.
+fn own_exit(run: &RunFacts, c: &Connection, program: &str) -> String {
+    c.bpf
+        .and_then(|k| run.program_exits.get(k).cloned().flatten())
+        .unwrap_or_else(|| program.to_string())
 }
 
 /// A socket dump's rates and BBR report as the series' columns (payload rates, as Linux
@@ -118,20 +129,21 @@ pub fn tables(run: &RunFacts<'_>, records: &Records) -> (FlowSeries, Flows) {
                 })
         } else if c.cc == "bbr" {
             bbr_startup_exit(&probes)
-        } else if let (Some(name), true) = (&c.program, c.owns_cwnd) {
+        } else if let (Some(program), true) = (&c.program, c.owns_cwnd) {
+            let name = own_exit(run, c, program);
             // A user's program with cong_control ends its start-up when it sets ssthresh (a
             // loss does not end it, as the simulator has it): the first finite ssthresh, named
             // after the program.
             bbr_startup_exit(&probes).map(|mut e| {
-                e.reason = name.clone();
+                e.reason = name;
                 e
             })
         } else {
             slow_start_exit(&probes, &states, run.hystart[i], c.ecn).map(|mut e| {
                 // Without a loss, a user's program lowered ssthresh itself: its own exit, named
                 // after it as the simulator names it.
-                if let (Some(name), true) = (&c.program, e.reason.starts_with("hystart")) {
-                    e.reason = name.clone();
+                if let (Some(program), true) = (&c.program, e.reason.starts_with("hystart")) {
+                    e.reason = own_exit(run, c, program);
                 }
                 e
             })

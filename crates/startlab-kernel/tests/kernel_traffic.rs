@@ -126,6 +126,7 @@ fn kernel_connections_run_at_their_times_and_are_traced() {
         end_ns: t0 + 1_000_000_000,
         hystart: &[HystartEvidence::None, HystartEvidence::None],
         bpf_events: &[],
+        program_exits: &[],
         diag: &[],
         datagrams: &[],
         udp: &[],

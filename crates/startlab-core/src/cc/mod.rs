@@ -260,6 +260,23 @@ pub struct Tcb {
     /// Earliest departure time of the next segment under pacing (`tp->tcp_wstamp_ns`), `now`
     /// or later.
     pub next_departure: Time,
+    /// The last delivery-rate sample not application-limited, or the fastest one that is
+    /// (`tp->rate_delivered`, `tp->rate_interval_us`, `tp->rate_app_limited`, kept by
+    /// `tcp_rate_gen`; TCP_INFO's `tcpi_delivery_rate`).
+    pub delivery_rate: Option<DeliveryRateRecord>,
+    /// `tp->reordering`: segments of reordering the loss detection allows, the stack's
+    /// `tcp.dupack_threshold` until measured reordering raises it (the Linux stack,
+    /// `tcp_check_sack_reordering`).
+    pub reordering: u32,
+}
+
+/// A recorded delivery rate (see [`Tcb::delivery_rate`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct DeliveryRateRecord {
+    /// Segments delivered over `interval`.
+    pub delivered: u64,
+    pub interval: Duration,
+    pub app_limited: bool,
 }
 
 impl Tcb {
@@ -310,6 +327,8 @@ impl Tcb {
             flow: 0,
             app_limited: None,
             next_departure: Time::ZERO,
+            delivery_rate: None,
+            reordering: 3,
         }
     }
 

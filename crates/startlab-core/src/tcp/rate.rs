@@ -13,7 +13,7 @@
 //! `app_limited` — live in the [`Tcb`], so that a controller can write `app_limited` as BBR's
 //! ProbeRTT does.
 
-use crate::cc::{RateSample, Tcb};
+use crate::cc::{DeliveryRateRecord, RateSample, Tcb};
 use crate::time::{Duration, Time};
 
 /// What a segment remembers of the connection when it was last (re)sent (Linux
@@ -43,18 +43,6 @@ pub(super) struct DeliveryRate {
     /// `tp->first_tx_mstamp`: the send time of the most recently sampled segment, or of the
     /// first segment sent after the connection had nothing in flight.
     first_tx_mstamp: Time,
-    /// The last sample not application-limited, or the fastest application-limited one
-    /// (`tp->rate_delivered`, `tp->rate_interval_us`, `tp->rate_app_limited`; TCP_INFO's
-    /// `tcpi_delivery_rate`).
-    pub last: Option<DeliveryRateRecord>,
-}
-
-/// A recorded delivery rate (TCP_INFO's `tcpi_delivery_rate` and `tcpi_delivery_rate_app_limited`).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(in crate::tcp) struct DeliveryRateRecord {
-    pub delivered: u64,
-    pub interval: Duration,
-    pub app_limited: bool,
 }
 
 /// One ACK's choice of segment to sample (the fields of `struct rate_sample` that
@@ -202,8 +190,8 @@ impl DeliveryRate {
             delivered as u128 * r.interval.as_nanos() as u128
                 >= r.delivered as u128 * interval.as_nanos() as u128
         };
-        if !s.is_app_limited || self.last.as_ref().is_none_or(faster) {
-            self.last = Some(DeliveryRateRecord {
+        if !s.is_app_limited || tcb.delivery_rate.as_ref().is_none_or(faster) {
+            tcb.delivery_rate = Some(DeliveryRateRecord {
                 delivered,
                 interval,
                 app_limited: s.is_app_limited,
@@ -354,7 +342,7 @@ mod tests {
         assert!(rs.is_retrans);
         let rs = r.generate(&mut t, &Sampling::default(), counts(0), ms(40));
         assert_eq!((rs.delivered, rs.interval), (None, None));
-        assert_eq!(r.last, None);
+        assert_eq!(t.delivery_rate, None);
     }
 
     /// Out of data with 4 in flight and 6 delivered: application-limited until the 10th
@@ -416,7 +404,7 @@ mod tests {
             r.on_delivered(&mut s, 0, ms(0), &rec, false);
             t.delivered += delivered;
             r.generate(t, &s, counts(delivered as u32), ms(200));
-            r.last.map(|l| l.delivered)
+            t.delivery_rate.map(|l| l.delivered)
         };
         t.delivered = 1;
         assert_eq!(rate(&mut r, &mut t, 20, false), Some(20));

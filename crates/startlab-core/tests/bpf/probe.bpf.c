@@ -6,6 +6,7 @@
  * vmlinux.h declares them; CO-RE relocates each.
  */
 #include "test_cc.h"
+#include <bpf_core_read.h>
 
 struct sock_common {
 	volatile unsigned char skc_state;
@@ -33,6 +34,13 @@ struct tcp_sock {
 	__u32 prr_delivered;
 	__u32 mdev_us;
 	__u32 srtt_us;
+	__u64 bytes_acked;
+	__u64 bytes_sent;
+	__u64 bytes_retrans;
+	__u32 reordering;
+	__u32 rate_delivered;
+	__u32 rate_interval_us;
+	__u8 rate_app_limited: 1;
 } __attribute__((preserve_access_index));
 
 struct rate_sample;
@@ -58,6 +66,13 @@ void BPF_PROG(probe_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	case 7: v = icsk->icsk_rto; break;
 	case 8: v = icsk->icsk_backoff; break;
 	case 10: v = sk->__sk_common.skc_state; break;
+	case 11: v = tp->bytes_acked; break;
+	case 12: v = tp->bytes_sent; break;
+	case 13: v = tp->bytes_retrans; break;
+	case 14: v = tp->reordering; break;
+	case 15: v = tp->rate_delivered; break;
+	case 16: v = tp->rate_interval_us; break;
+	case 17: v = BPF_CORE_READ_BITFIELD(tp, rate_app_limited); break;
 	/* Linux's tcp_packets_in_flight from the counters */
 	default: v = tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out; break;
 	}

@@ -24,12 +24,14 @@ typedef __u32 __wsum;
 #include <bpf_endian.h>
 
 struct sock;
+struct rate_sample;
 
 struct tcp_congestion_ops {
 	void (*init)(struct sock *sk);
 	void (*release)(struct sock *sk);
 	__u32 (*ssthresh)(struct sock *sk);
 	void (*cong_avoid)(struct sock *sk, __u32 ack, __u32 acked);
+	void (*cong_control)(struct sock *sk, __u32 ack, int flag, const struct rate_sample *rs);
 	__u32 (*undo_cwnd)(struct sock *sk);
 	char name[16];
 } __attribute__((preserve_access_index));

@@ -19,6 +19,7 @@ use super::{
 use crate::time::Time;
 use crate::units::Rate;
 use serde_json::{Map, Value};
+use startlab_bpf::config::ExitGlobal;
 use startlab_bpf::elf::Loaded;
 use startlab_bpf::events::{Event, KIND_EXIT, KIND_PHASE};
 use startlab_bpf::layout;
@@ -123,6 +124,9 @@ pub struct BpfFactory {
     /// The controller needs ECN: its struct_ops has `TCP_CONG_NEEDS_ECN`, or (startlab's own
     /// object, whose flags the kernel world sets per registration) its Rust model needs it.
     needs_ecn: bool,
+    /// A user's global that names its slow-start exit (`cc_params.exit_reason_global`), with
+    /// the index of its data section.
+    exit_global: Option<(usize, ExitGlobal)>,
     /// The global data and maps the connections built here share, as the kernel's sockets
     /// of one registered object do (fresh for each run: [`BpfFactory::for_run`]).
     shared: SharedState,
@@ -263,6 +267,7 @@ pub fn port_factory(model: &Model) -> Result<BpfFactory, BuildError> {
         user_elf: None,
         struct_ops: Some(ops.to_string()),
         needs_ecn: model.build().needs_ecn(),
+        exit_global: None,
     })
 }
 
@@ -274,6 +279,10 @@ pub fn split_ops(target: &str) -> (&str, Option<&str>) {
         _ => (target, None),
     }
 }
+
+/// The `cc_params` entry that names the global a user's program writes to say why it ended its
+/// slow start (`ExitGlobal`); not written into the object.
+pub const EXIT_REASON_GLOBAL: &str = "exit_reason_global";
 
 /// A user's object: loaded from `path` (`FILE.o`, or `FILE.o#NAME` for its struct_ops NAME),
 /// each parameter written into the `.rodata` variable of its name.
@@ -288,7 +297,23 @@ fn user_factory(target: &str, cc_params: &Params, startup: &str) -> Result<BpfFa
     let loaded = load(&key, &elf, ops).map_err(|e| refuse("cc", format!("{path}: {e}")))?;
     let mut data: Vec<Vec<u8>> = loaded.data.iter().map(|d| d.bytes.clone()).collect();
     let mut hz = 1000;
+    let mut exit_global = None;
     for (name, value) in cc_params {
+        if name == EXIT_REASON_GLOBAL {
+            let field = format!("cc_params.{EXIT_REASON_GLOBAL}");
+            let global = value
+                .as_str()
+                .ok_or_else(|| refuse(&field, format!("{value}: the name of a global variable")))?;
+            let g = ExitGlobal::find(&loaded.btf, &loaded.data, global)
+                .map_err(|e| refuse(&field, e))?;
+            let i = loaded
+                .data
+                .iter()
+                .position(|d| d.name == g.section)
+                .expect("found in one of the sections");
+            exit_global = Some((i, g));
+            continue;
+        }
         if name == "hz" {
             hz = value
                 .as_u64()
@@ -320,6 +345,7 @@ fn user_factory(target: &str, cc_params: &Params, startup: &str) -> Result<BpfFa
         user_elf: Some(Arc::new(elf)),
         struct_ops: ops.map(str::to_string),
         needs_ecn,
+        exit_global,
     })
 }
 
@@ -367,6 +393,12 @@ impl BpfFactory {
     /// Whether the program sets cwnd itself on every ACK (it has `cong_control`).
     pub fn has_cong_control(&self) -> bool {
         self.loaded.hooks.contains_key("cong_control")
+    }
+
+    /// The global that names a user's program's slow-start exit
+    /// (`cc_params.exit_reason_global`), if the scenario names one.
+    pub fn exit_global(&self) -> Option<&ExitGlobal> {
+        self.exit_global.as_ref().map(|(_, g)| g)
     }
 
     /// The controller's name (`.name` of its struct_ops).
@@ -422,6 +454,7 @@ impl BpfFactory {
         ]
         .map(|h| self.loaded.hooks.get(h).copied());
         BpfController {
+            exit_global: self.exit_global.clone(),
             needs_ecn: self.needs_ecn,
             sampled: false,
             vm,
@@ -448,6 +481,8 @@ pub struct BpfController {
     hooks: [Option<usize>; 9],
     /// See [`BpfFactory::needs_ecn`].
     needs_ecn: bool,
+    /// See [`BpfFactory::exit_global`].
+    exit_global: Option<(usize, ExitGlobal)>,
     /// pkts_acked ran for the ACK being processed (else, for a duplicate ACK, in_ack_event runs
     /// it first with nothing acknowledged, as tcp_clean_rtx_queue does before tcp_in_ack_event).
     sampled: bool,
@@ -614,6 +649,27 @@ impl BpfController {
         put(sk, f.retrans_out, tcb.retrans_out as u64);
         put(sk, f.total_retrans, tcb.total_retrans & 0xffff_ffff);
         put(sk, f.data_segs_out, tcb.data_segs_out & 0xffff_ffff);
+        // RFC 4898's byte counters, from the segment counts (every segment of a bulk sender
+        // is full). tcp_snd_una_update counts the handshake's sequence number in bytes_acked:
+        // snd_una - bytes_acked is the initial sequence number (here 2^32 - 1, so that snd_una
+        // counts the data bytes).
+        put(sk, f.bytes_acked, tcb.snd_una as u64 * mss + 1);
+        put(sk, f.bytes_sent, tcb.data_segs_out * mss);
+        put(sk, f.bytes_retrans, tcb.total_retrans * mss);
+        put(sk, f.reordering, tcb.reordering as u64);
+        // tcp_rate_gen's record of the last sample (0 before the first).
+        let rate = tcb.delivery_rate.unwrap_or(crate::cc::DeliveryRateRecord {
+            delivered: 0,
+            interval: crate::time::Duration::ZERO,
+            app_limited: false,
+        });
+        put(sk, f.rate_delivered, rate.delivered & 0xffff_ffff);
+        put(
+            sk,
+            f.rate_interval_us,
+            (rate.interval.as_nanos() / 1000) & 0xffff_ffff,
+        );
+        put(sk, f.rate_app_limited, rate.app_limited as u64);
         put(sk, f.prr_delivered, tcb.prr_delivered as u64);
         put(sk, f.mdev_us, tcb.mdev4.as_nanos() / 1000);
         // icsk_rto in jiffies (usecs_to_jiffies rounds up), icsk_backoff.
@@ -765,6 +821,17 @@ impl BpfController {
             .downcast_mut::<modules::Modules>()
     }
 
+    /// The exit of a slow start the program ended itself: named by the global
+    /// `cc_params.exit_reason_global` names when the program set it, else after the program.
+    fn own_exit(&self) -> ExitReason {
+        let program = &self.vm.loaded.name;
+        let named = self
+            .exit_global
+            .as_ref()
+            .and_then(|(i, g)| g.reason(&self.vm.data(*i), program));
+        ExitReason::Detector(intern(named.as_deref().unwrap_or(program)))
+    }
+
     fn call(&mut self, tcb: &mut Tcb, now: Time, hook: &str, args: &[u64]) -> Option<u64> {
         if self.failed.is_some() {
             return None;
@@ -804,7 +871,7 @@ impl BpfController {
                     && tcb.ssthresh != ssthresh_before
                     && tcb.cwnd >= tcb.ssthresh
                 {
-                    tcb.exit_reason_hint = Some(ExitReason::Detector(intern(&self.vm.loaded.name)));
+                    tcb.exit_reason_hint = Some(self.own_exit());
                 }
                 // A user's program with cong_control ends its start-up itself, by whichever hook
                 // first leaves it with cwnd at or above a finite ssthresh (the ssthresh a loss
@@ -814,7 +881,7 @@ impl BpfController {
                     && !tcb.in_slow_start()
                     && tcb.exit_reason_hint.is_none()
                 {
-                    tcb.exit_reason_hint = Some(ExitReason::Detector(intern(&self.vm.loaded.name)));
+                    tcb.exit_reason_hint = Some(self.own_exit());
                 }
                 // A kernel module's start-up exit (HyStart in cubictcp_acked, BBR's full pipe
                 // in bbr_main) is the program's: named after it, as the kernel world names it
@@ -824,7 +891,7 @@ impl BpfController {
                     .and_then(|m| m.tcb.exit_reason_hint.take())
                     .is_some()
                 {
-                    tcb.exit_reason_hint = Some(ExitReason::Detector(intern(&self.vm.loaded.name)));
+                    tcb.exit_reason_hint = Some(self.own_exit());
                 }
                 Some(v)
             }

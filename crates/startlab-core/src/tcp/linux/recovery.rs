@@ -144,6 +144,7 @@ impl LinuxRecovery {
         if let Some(low) = d.ack_reord {
             self.check_sack_reordering(c, low);
         }
+        c.tcb.reordering = self.reordering(c);
         let delivered = sacked + acked + dup_segs;
         c.tcb.delivered += delivered as u64;
         // tcp_count_delivered: what an ACK with an ECN echo delivered was marked.

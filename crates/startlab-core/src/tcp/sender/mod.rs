@@ -65,6 +65,7 @@ impl TcpSender {
         );
         tcb.ecn = cfg.ecn;
         tcb.pacing_ratios = cfg.pacing_ratios;
+        tcb.reordering = cfg.dupack_threshold;
         (tcb.node, tcb.peer, tcb.flow) = (node, peer, flow);
         let rtt = RttEstimator::new(
             cfg.initial_rto,
@@ -212,7 +213,7 @@ impl TcpSender {
     /// The delivery rate TCP_INFO would report (`tcpi_delivery_rate`): the last sample not
     /// application-limited, or the fastest that is, in payload bits per second.
     pub fn delivery_rate(&self) -> Option<crate::units::Rate> {
-        let r = self.conn.rate.last?;
+        let r = self.conn.tcb.delivery_rate?;
         let ns = r.interval.as_nanos().max(1) as u128;
         let bits = r.delivered as u128 * self.conn.tcb.mss_bytes as u128 * 8;
         Some(crate::units::Rate::from_bps(

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp_sock's byte counters, reordering and delivery-rate record, checked against the
+ * relations Linux keeps among them (tests/bpf_user.rs, test_kernel.py). cong_control holds
+ * cwnd at `window` and checks on every ACK; each relation that fails once adds its bit x 100
+ * to the window from then on, so a run whose window never leaves `window` kept them all:
+ *   1: snd_una - bytes_acked never changes (it is the initial sequence number:
+ *      tcp_snd_una_update adds every acknowledged byte, the handshake's included);
+ *   2: snd_nxt - that number - 1 is bytes_sent - bytes_retrans (each new byte is sent once,
+ *      retransmissions count in both), or one more once the FIN is out;
+ *   4: bytes_retrans is total_retrans full segments;
+ *   8: reordering is `reordering` (the sysctl: nothing reorders on the path);
+ *  16: after a sample that is not application-limited, rate_delivered, rate_interval_us and
+ *      rate_app_limited are that sample's (tcp_rate_gen runs before cong_control).
+ */
+#include "test_cc.h"
+#include <bpf_core_read.h>
+
+struct sock {
+} __attribute__((preserve_access_index));
+
+struct inet_connection_sock {
+	__u64 icsk_ca_priv[13];
+} __attribute__((preserve_access_index));
+
+struct tcp_sock {
+	__u32 snd_cwnd;
+	__u32 snd_ssthresh;
+	__u32 snd_una;
+	__u32 snd_nxt;
+	__u32 mss_cache;
+	__u32 total_retrans;
+	__u32 reordering;
+	__u32 rate_delivered;
+	__u32 rate_interval_us;
+	__u8 rate_app_limited: 1;
+	__u64 bytes_acked;
+	__u64 bytes_sent;
+	__u64 bytes_retrans;
+} __attribute__((preserve_access_index));
+
+struct rate_sample {
+	__s32 delivered;
+	long interval_us;
+	__u8 is_app_limited;
+} __attribute__((preserve_access_index));
+
+const volatile __u32 window = 20;
+const volatile __u32 reordering = 3;
+
+struct counters {
+	__u32 isn;
+	__u32 failed;
+};
+
+static struct counters *state(struct sock *sk)
+{
+	return (struct counters *)((struct inet_connection_sock *)sk)->icsk_ca_priv;
+}
+
+SEC("struct_ops")
+void BPF_PROG(counters_init, struct sock *sk)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct counters *c = state(sk);
+
+	c->isn = tp->snd_una - (__u32)tp->bytes_acked;
+	c->failed = 0;
+	tp->snd_cwnd = window;
+}
+
+SEC("struct_ops")
+void BPF_PROG(counters_cong_control, struct sock *sk, __u32 ack, int flag,
+	      const struct rate_sample *rs)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct counters *c = state(sk);
+	__u32 new_bytes = tp->snd_nxt - c->isn - 1;
+	__u32 sent_once = (__u32)(tp->bytes_sent - tp->bytes_retrans);
+
+	if (tp->snd_una - (__u32)tp->bytes_acked != c->isn)
+		c->failed |= 1;
+	if (new_bytes != sent_once && new_bytes != sent_once + 1)
+		c->failed |= 2;
+	if (tp->bytes_retrans != (__u64)tp->total_retrans * tp->mss_cache)
+		c->failed |= 4;
+	if (tp->reordering != reordering)
+		c->failed |= 8;
+	if (rs->interval_us > 0 && !rs->is_app_limited &&
+	    (tp->rate_delivered != (__u32)rs->delivered ||
+	     tp->rate_interval_us != (__u32)rs->interval_us ||
+	     BPF_CORE_READ_BITFIELD(tp, rate_app_limited)))
+		c->failed |= 16;
+	tp->snd_cwnd = window + 100 * c->failed;
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(counters_ssthresh, struct sock *sk)
+{
+	return ((struct tcp_sock *)sk)->snd_cwnd;
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(counters_undo_cwnd, struct sock *sk)
+{
+	return ((struct tcp_sock *)sk)->snd_cwnd;
+}
+
+SEC(".struct_ops.link")
+struct tcp_congestion_ops counters = {
+	.init = (void *)counters_init,
+	.cong_control = (void *)counters_cong_control,
+	.ssthresh = (void *)counters_ssthresh,
+	.undo_cwnd = (void *)counters_undo_cwnd,
+	.name = "counters",
+};
