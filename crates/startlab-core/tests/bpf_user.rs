@@ -579,6 +579,7 @@ fn a_users_program_reads_the_pipe_the_reduction_and_the_timer_as_the_sender_keep
     tcb.rto = Duration::from_micros(234_500);
     tcb.backoff = 2;
     tcb.reordering = 5;
+    tcb.high_seq = 80;
     tcb.delivery_rate = Some(startlab_core::cc::DeliveryRateRecord {
         delivered: 30,
         interval: Duration::from_micros(40_500),
@@ -602,7 +603,8 @@ fn a_users_program_reads_the_pipe_the_reduction_and_the_timer_as_the_sender_keep
         (14, 5),       // reordering
         (15, 30),      // rate_delivered
         (16, 40_500),  // rate_interval_us
-        (17, 1),       // rate_app_limited
+        (17, 1),
+        (18, 115_840), // high_seq: segment 80 in bytes       // rate_app_limited
     ];
     for (field, value) in expected {
         let text = scenario_text(&object, &format!("{{ field = {field}, hz = 1000 }}"));
@@ -772,15 +774,29 @@ fn a_users_program_finds_the_byte_counters_and_rate_record_as_linux_keeps_them()
     let dir = tmp("counters");
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bpf/counters.bpf.c");
     let object = compile(&source, &dir, &[]);
-    for stack in ["recovery = \"sack\"", "stack = \"linux\""] {
-        let r = run_text(&counters_path(&object, stack, "{}"));
+    // The ns-2 stack runs cong_control before it leaves recovery on the ACK that ends it (ns-2's
+    // order; Linux's tcp_fastretrans_alert runs first), so high_seq's relation (32) is Linux's.
+    for (stack, checks) in [("stack = \"linux\"", 63), ("recovery = \"sack\"", 31)] {
+        let r = run_text(&counters_path(
+            &object,
+            stack,
+            &format!("{{ checks = {checks} }}"),
+        ));
         let max = r.flow_series.cwnd.iter().copied().fold(0.0, f64::max);
         assert_eq!(max, 20.0, "{stack}: a broken relation adds its bit x 100");
         assert!(r.flows.retransmissions[0] > 10, "{stack}: losses to count");
         assert!(r.errors.is_empty(), "{:?}", r.errors);
-        let wrong = run_text(&counters_path(&object, stack, "{ reordering = 4 }"));
+        let wrong = run_text(&counters_path(
+            &object,
+            stack,
+            &format!("{{ reordering = 4, checks = {checks} }}"),
+        ));
         let max = wrong.flow_series.cwnd.iter().copied().fold(0.0, f64::max);
         assert_eq!(max, 820.0, "{stack}");
     }
+    // And there the check fires: Recovery seen with snd_una at high_seq.
+    let ns2 = run_text(&counters_path(&object, "recovery = \"sack\"", "{}"));
+    let max = ns2.flow_series.cwnd.iter().copied().fold(0.0, f64::max);
+    assert_eq!(max, 3220.0);
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -268,6 +268,9 @@ pub struct Tcb {
     /// `tcp.dupack_threshold` until measured reordering raises it (the Linux stack,
     /// `tcp_check_sack_reordering`).
     pub reordering: u32,
+    /// `high_tx` when the current (or last) recovery, CWR or loss episode began: Linux's
+    /// `tp->high_seq`, RFC 6582's `recover` and RFC 6675's RecoveryPoint on the ns-2 stack.
+    pub high_seq: u32,
 }
 
 /// A recorded delivery rate (see [`Tcb::delivery_rate`]).
@@ -329,6 +332,7 @@ impl Tcb {
             next_departure: Time::ZERO,
             delivery_rate: None,
             reordering: 3,
+            high_seq: 0,
         }
     }
 

@@ -11,7 +11,10 @@
  *   4: bytes_retrans is total_retrans full segments;
  *   8: reordering is `reordering` (the sysctl: nothing reorders on the path);
  *  16: after a sample that is not application-limited, rate_delivered, rate_interval_us and
- *      rate_app_limited are that sample's (tcp_rate_gen runs before cong_control).
+ *      rate_app_limited are that sample's (tcp_rate_gen runs before cong_control);
+ *  32: in Recovery, high_seq lies after snd_una and not after snd_nxt (tcp_fastretrans_alert
+ *      ends Recovery, before cong_control, once snd_una reaches it).
+ * `checks` says which run (all by default).
  */
 #include "test_cc.h"
 #include <bpf_core_read.h>
@@ -20,8 +23,11 @@ struct sock {
 } __attribute__((preserve_access_index));
 
 struct inet_connection_sock {
+	__u8 icsk_ca_state: 5;
 	__u64 icsk_ca_priv[13];
 } __attribute__((preserve_access_index));
+
+#define TCP_CA_Recovery 3
 
 struct tcp_sock {
 	__u32 snd_cwnd;
@@ -34,6 +40,7 @@ struct tcp_sock {
 	__u32 rate_delivered;
 	__u32 rate_interval_us;
 	__u8 rate_app_limited: 1;
+	__u32 high_seq;
 	__u64 bytes_acked;
 	__u64 bytes_sent;
 	__u64 bytes_retrans;
@@ -47,6 +54,7 @@ struct rate_sample {
 
 const volatile __u32 window = 20;
 const volatile __u32 reordering = 3;
+const volatile __u32 checks = 63;
 
 struct counters {
 	__u32 isn;
@@ -91,7 +99,11 @@ void BPF_PROG(counters_cong_control, struct sock *sk, __u32 ack, int flag,
 	     tp->rate_interval_us != (__u32)rs->interval_us ||
 	     BPF_CORE_READ_BITFIELD(tp, rate_app_limited)))
 		c->failed |= 16;
-	tp->snd_cwnd = window + 100 * c->failed;
+	if (BPF_CORE_READ_BITFIELD((struct inet_connection_sock *)sk, icsk_ca_state) ==
+		    TCP_CA_Recovery &&
+	    ((__s32)(tp->high_seq - tp->snd_una) <= 0 || (__s32)(tp->high_seq - tp->snd_nxt) > 0))
+		c->failed |= 32;
+	tp->snd_cwnd = window + 100 * (c->failed & checks);
 }
 
 SEC("struct_ops")

@@ -41,6 +41,7 @@ struct tcp_sock {
 	__u32 rate_delivered;
 	__u32 rate_interval_us;
 	__u8 rate_app_limited: 1;
+	__u32 high_seq;
 } __attribute__((preserve_access_index));
 
 struct rate_sample;
@@ -73,6 +74,7 @@ void BPF_PROG(probe_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	case 15: v = tp->rate_delivered; break;
 	case 16: v = tp->rate_interval_us; break;
 	case 17: v = BPF_CORE_READ_BITFIELD(tp, rate_app_limited); break;
+	case 18: v = tp->high_seq; break;
 	/* Linux's tcp_packets_in_flight from the counters */
 	default: v = tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out; break;
 	}

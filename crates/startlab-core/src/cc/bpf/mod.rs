@@ -657,6 +657,7 @@ impl BpfController {
         put(sk, f.bytes_sent, tcb.data_segs_out * mss);
         put(sk, f.bytes_retrans, tcb.total_retrans * mss);
         put(sk, f.reordering, tcb.reordering as u64);
+        put(sk, f.high_seq, (tcb.high_seq as u64 * mss) & 0xffff_ffff);
         // tcp_rate_gen's record of the last sample (0 before the first).
         let rate = tcb.delivery_rate.unwrap_or(crate::cc::DeliveryRateRecord {
             delivered: 0,

@@ -27,8 +27,6 @@ fn in_cwnd_reduction(c: &Connection) -> bool {
 /// Linux's per-connection recovery state beyond the scoreboard.
 #[derive(Clone, Debug, Default)]
 pub(in crate::tcp) struct LinuxRecovery {
-    /// `snd_nxt` when the current recovery, CWR or loss episode began (`high_seq`).
-    high_seq: u32,
     /// PRR (RFC 6937 §3): data delivered and sent since recovery began.
     prr_delivered: u64,
     prr_out: u64,

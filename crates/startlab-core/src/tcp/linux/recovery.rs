@@ -70,7 +70,7 @@ impl LinuxRecovery {
             return;
         }
         let una_before = c.tcb.snd_una;
-        let high_seq = self.high_seq;
+        let high_seq = c.tcb.high_seq;
         let prior_in_flight = c.in_flight();
         let prior_fack = c.board.highest_sacked().map_or(una_before, |h| h + 1);
         let min_rtt = c.tcb.min_rtt;
@@ -266,7 +266,7 @@ impl LinuxRecovery {
             self.new_data_only = true;
             c.try_send(self, now, out);
             self.new_data_only = false;
-            if c.tcb.high_tx <= self.high_seq {
+            if c.tcb.high_tx <= c.tcb.high_seq {
                 self.undo.frto = false;
             }
         }
@@ -325,9 +325,9 @@ impl LinuxRecovery {
         // D. State exit: everything sent before the episode is acknowledged.
         if c.tcb.ca_state == CaState::Open {
             self.undo.retrans_stamp = None;
-        } else if una >= self.high_seq {
+        } else if una >= c.tcb.high_seq {
             match c.tcb.ca_state {
-                CaState::Cwr if una != self.high_seq => {
+                CaState::Cwr if una != c.tcb.high_seq => {
                     self.end_cwnd_reduction(c, now);
                     c.set_ca_state(CaState::Open, now);
                 }
@@ -441,7 +441,7 @@ impl LinuxRecovery {
 
     /// `tcp_init_cwnd_reduction`: the episode's start, and the controller's new ssthresh.
     fn init_cwnd_reduction(&mut self, c: &mut Connection, now: Time) {
-        self.high_seq = c.tcb.high_tx;
+        c.tcb.high_seq = c.tcb.high_tx;
         self.tlp_high_seq = None;
         c.tcb.prior_cwnd = c.tcb.cwnd;
         self.prr_delivered = 0;
@@ -665,7 +665,7 @@ impl LinuxRecovery {
             .mark_lost_on_timeout(c.tcb.snd_una, &|s| rack.too_recent(now, s.sent_at));
         c.report_lost_segments(now);
         if matches!(state, CaState::Open | CaState::Disorder)
-            || self.high_seq <= c.tcb.snd_una
+            || c.tcb.high_seq <= c.tcb.snd_una
             || (state == CaState::Loss && self.rto_retransmits == 0)
         {
             self.undo.prior_ssthresh = current_ssthresh(c);
@@ -683,7 +683,7 @@ impl LinuxRecovery {
             self.reordering = 0;
         }
         c.set_ca_state(CaState::Loss, now);
-        self.high_seq = c.tcb.high_tx;
+        c.tcb.high_seq = c.tcb.high_tx;
         // F-RTO (RFC 5682 §3.1 step 1) unless a recovery was under way, except on a repeated
         // timeout of the same data (§3.2).
         self.undo.frto = c.cfg.frto

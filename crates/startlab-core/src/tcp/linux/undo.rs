@@ -203,7 +203,7 @@ impl LinuxRecovery {
     /// never retransmitted is then (S)ACKed, the timeout was spurious (step 3b); a SACK or
     /// duplicate ACK instead means the loss was real (step 3a).
     pub(super) fn process_loss(&mut self, c: &mut Connection, f: &AckFlags, now: Time) -> Rexmit {
-        let recovered = c.tcb.snd_una >= self.high_seq;
+        let recovered = c.tcb.snd_una >= c.tcb.high_seq;
         if f.advanced && self.try_undo_loss(c, false, f.ecr, now) {
             return Rexmit::None;
         }
@@ -211,12 +211,12 @@ impl LinuxRecovery {
             if f.orig_sack_acked && self.try_undo_loss(c, true, f.ecr, now) {
                 return Rexmit::None;
             }
-            if c.tcb.high_tx > self.high_seq {
+            if c.tcb.high_tx > c.tcb.high_seq {
                 if f.data_sacked || f.dupack {
                     self.undo.frto = false;
                 }
             } else if f.advanced && !recovered {
-                self.high_seq = c.tcb.high_tx;
+                c.tcb.high_seq = c.tcb.high_tx;
                 // tcp_wnd_end after snd_nxt: new data the receiver's window takes.
                 let new = c.tcb.high_tx;
                 if new < c.send.written() && c.packets_out() < c.tcb.rwnd {
@@ -242,7 +242,7 @@ impl LinuxRecovery {
         };
         if state != c.tcb.ca_state {
             c.set_ca_state(state, now);
-            self.high_seq = c.tcb.high_tx;
+            c.tcb.high_seq = c.tcb.high_tx;
         }
     }
 

@@ -24,8 +24,6 @@ struct UndoPoint {
 pub(in crate::tcp) struct Ns2Recovery {
     recovery: Recovery,
     dupacks: u32,
-    /// RFC 6582 `recover` / RFC 6675 RecoveryPoint: `high_tx` when recovery began.
-    recover: u32,
     /// The last reduction was for an ECN echo (ns-2 `last_cwnd_action_ == CWND_ACTION_ECN`):
     /// a loss in its window is retransmitted without a second reduction.
     ecn_reduced_last: bool,
@@ -82,7 +80,6 @@ impl Ns2Recovery {
         Ns2Recovery {
             recovery,
             dupacks: 0,
-            recover: 0,
             ecn_reduced_last: false,
             partial_ack_seen: false,
             undo: None,
@@ -172,7 +169,7 @@ impl Ns2Recovery {
         }
         // ECN (ns-2 `TcpAgent::ecn`, RFC 3168 §6.1.2): an echo for data sent after the last
         // reduction halves the window once per window, and this ACK does not grow it.
-        let ecn_reduced = ece && ack > self.recover && self.ecn_reduce(c, now);
+        let ecn_reduced = ece && ack > c.tcb.high_seq && self.ecn_reduce(c, now);
         let acked = ack - una_before;
         if acked > 0 {
             let hold = cong_controlled || ecn_reduced;
@@ -190,7 +187,7 @@ impl Ns2Recovery {
             } else if matches!(c.tcb.ca_state, CaState::Open | CaState::Disorder)
                 && c.board
                     .is_lost_by_sack(c.dupthresh(), c.tcb.snd_una, c.tcb.snd_una)
-                && (ack >= self.recover || self.ecn_reduced_last)
+                && (ack >= c.tcb.high_seq || self.ecn_reduced_last)
             {
                 // RFC 6675 §5 step (2): IsLost(HighACK + 1) starts recovery too.
                 self.enter_recovery(c, now, out);
@@ -230,7 +227,7 @@ impl Ns2Recovery {
         let mut restart_timer = true;
         match c.tcb.ca_state {
             CaState::Recovery => {
-                if ack >= self.recover || self.recovery == Recovery::Reno {
+                if ack >= c.tcb.high_seq || self.recovery == Recovery::Reno {
                     // Full ACK (RFC 6582 §3.2 step 6) or, for Reno, any new ACK (RFC 5681 §3.2
                     // step 6): deflate the window to ssthresh.
                     if !cong_controlled {
@@ -251,7 +248,7 @@ impl Ns2Recovery {
                 }
             }
             CaState::Loss => {
-                if ack >= self.recover {
+                if ack >= c.tcb.high_seq {
                     c.set_ca_state(CaState::Open, now);
                 }
                 if !cong_controlled {
@@ -294,7 +291,7 @@ impl Ns2Recovery {
                     // ECN echo the loss is recovered, without a second reduction (ns-2
                     // `dupack_action`'s CWND_ACTION_ECN branch; RFC 3168 §6.1.2).
                     if self.recovery == Recovery::Reno
-                        || c.tcb.snd_una >= self.recover
+                        || c.tcb.snd_una >= c.tcb.high_seq
                         || self.ecn_reduced_last
                     {
                         self.enter_recovery(c, now, out);
@@ -343,7 +340,7 @@ impl Ns2Recovery {
         }
         c.note_slow_start_exit(now, ExitReason::Ecn);
         c.stats.ecn_reductions += 1;
-        self.recover = c.tcb.high_tx;
+        c.tcb.high_seq = c.tcb.high_tx;
         self.ecn_reduced_last = true;
         c.tcb.ssthresh = c.cc.ssthresh(&mut c.tcb, now);
         if !c.owns_cwnd {
@@ -356,7 +353,7 @@ impl Ns2Recovery {
     /// Whether the sender is still in the window of a reduction for an ECN echo, which a loss
     /// or timeout now ends (it is the last reduction no more).
     fn take_ecn_window(&mut self, c: &Connection) -> bool {
-        std::mem::take(&mut self.ecn_reduced_last) && c.tcb.snd_una < self.recover
+        std::mem::take(&mut self.ecn_reduced_last) && c.tcb.snd_una < c.tcb.high_seq
     }
 
     /// Fast retransmit and the start of fast recovery (RFC 5681 §3.2 steps 2-3, RFC 6675 §5
@@ -370,7 +367,7 @@ impl Ns2Recovery {
             self.set_undo_point(c, now);
             c.tcb.ssthresh = c.cc.ssthresh(&mut c.tcb, now);
         }
-        self.recover = c.tcb.high_tx;
+        c.tcb.high_seq = c.tcb.high_tx;
         self.partial_ack_seen = false;
         // ns-2 sets cong_action on every reduction: the next segment carries CWR.
         c.ecn_queue_cwr = true;
@@ -420,7 +417,7 @@ impl Ns2Recovery {
         c.set_ca_state(CaState::Loss, now);
         // RFC 5681 §3.1: loss window of one segment.
         c.tcb.cwnd = 1.0;
-        self.recover = c.tcb.high_tx;
+        c.tcb.high_seq = c.tcb.high_tx;
         self.dupacks = 0;
         // Everything outstanding and not SACKed is deemed lost; it is sent again from snd_una.
         c.board.mark_all_lost(c.tcb.snd_una, c.tcb.high_tx);
