@@ -583,7 +583,7 @@ impl Cubic {
 
 /// Linux's snd_cwnd: the whole segments of cwnd, at least 1 (as the port reads it).
 fn snd_cwnd(tcb: &Tcb) -> u32 {
-    tcb.cwnd.max(1.0).floor() as u32
+    tcb.snd_cwnd() as u32
 }
 
 impl CongestionControl for Cubic {

@@ -219,22 +219,6 @@ fn ms(x: f64) -> Duration {
 
 /// Linux `GSO_LEGACY_MAX_SIZE`, bytes: the default GSO size of a device.
 const GSO_MAX_BYTES: u64 = 65_536;
-/// Linux `TCP_INFINITE_SSTHRESH`.
-const INFINITE_SSTHRESH: u64 = 0x7fff_ffff;
-
-/// Linux `snd_cwnd`: whole segments, at least 1.
-fn snd_cwnd(tcb: &Tcb) -> u64 {
-    tcb.cwnd.max(1.0).floor() as u64
-}
-
-/// Linux `snd_ssthresh`: whole segments, `TCP_INFINITE_SSTHRESH` when unlimited.
-fn snd_ssthresh(tcb: &Tcb) -> u64 {
-    if tcb.ssthresh.is_finite() {
-        (tcb.ssthresh.max(0.0) as u64).min(INFINITE_SSTHRESH)
-    } else {
-        INFINITE_SSTHRESH
-    }
-}
 
 /// Linux `sk->sk_pacing_rate`, bytes per second: the flow's own rate when it is paced; otherwise
 /// what `tcp_update_pacing_rate` keeps for every socket, at its default ratios (200 % while
@@ -429,7 +413,7 @@ impl SlowStart for HyStart {
         // cubictcp_acked: hystart_update runs while `!ca->found && tcp_in_slow_start(tp)`, whole
         // snd_cwnd < snd_ssthresh, whatever the CA state (Recovery and Loss too).
         let slow_start = if linux {
-            snd_cwnd(tcb) < snd_ssthresh(tcb)
+            tcb.snd_cwnd() < tcb.snd_ssthresh()
         } else {
             tcb.in_slow_start()
         };

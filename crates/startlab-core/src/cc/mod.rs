@@ -274,7 +274,7 @@ pub struct Tcb {
 }
 
 /// A recorded delivery rate (see [`Tcb::delivery_rate`]).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeliveryRateRecord {
     /// Segments delivered over `interval`.
     pub delivered: u64,
@@ -352,6 +352,16 @@ impl Tcb {
     }
 
     /// Linux `tcp_in_slow_start`.
+    /// Linux `tcp_snd_cwnd`: cwnd in whole segments, at least 1.
+    pub fn snd_cwnd(&self) -> u64 {
+        self.cwnd.max(1.0).floor() as u64
+    }
+
+    /// Linux `snd_ssthresh`: ssthresh in whole segments, [`INFINITE_SSTHRESH`] when unlimited.
+    pub fn snd_ssthresh(&self) -> u64 {
+        ssthresh_segments(self.ssthresh)
+    }
+
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
     }
@@ -359,6 +369,18 @@ impl Tcb {
     /// Segments between `snd_una` and `high_tx` (RFC 5681 FlightSize).
     pub fn flight_size(&self) -> u32 {
         self.high_tx - self.snd_una
+    }
+}
+
+/// Linux `TCP_INFINITE_SSTHRESH`: the ssthresh of a socket that has none.
+pub const INFINITE_SSTHRESH: u64 = 0x7fff_ffff;
+
+/// An ssthresh (segments, `f64::INFINITY` for none) as Linux's `snd_ssthresh` holds it.
+pub fn ssthresh_segments(ssthresh: f64) -> u64 {
+    if ssthresh.is_finite() {
+        (ssthresh.max(0.0) as u64).min(INFINITE_SSTHRESH)
+    } else {
+        INFINITE_SSTHRESH
     }
 }
 

@@ -157,18 +157,6 @@ fn us(t: Time) -> u32 {
     (t.as_nanos() / 1000) as u32
 }
 
-fn snd_cwnd(tcb: &Tcb) -> u64 {
-    tcb.cwnd.max(1.0).floor() as u64
-}
-
-fn snd_ssthresh(tcb: &Tcb) -> u64 {
-    if tcb.ssthresh.is_finite() {
-        (tcb.ssthresh.max(0.0) as u64).min(0x7fff_ffff)
-    } else {
-        0x7fff_ffff
-    }
-}
-
 // ---- the decision arithmetic (pure, as the kernel computes it) ------------------------------
 
 /// The blue ACK train's duration, `delta_t_bat` (µs): the mean spacing of the `blue_cnt`
@@ -415,13 +403,13 @@ impl Suss {
         if cut && self.jumps > 1 {
             tcb.cwnd = tcb.in_flight.max(1) as f64;
         }
-        tcb.ssthresh = snd_cwnd(tcb) as f64;
+        tcb.ssthresh = tcb.snd_cwnd() as f64;
         tcb.exit_reason_hint = Some(ExitReason::Detector(reason));
     }
 
     /// `suss_cap`: SUSS's ACK-train exit, and the cap it waits for.
     fn suss_cap(&mut self, tcb: &mut Tcb, now_us: u32) {
-        if self.flag && snd_cwnd(tcb) > self.cap {
+        if self.flag && tcb.snd_cwnd() > self.cap {
             self.state = state::CAP_EXIT;
             self.exit(tcb, true, TRAIN);
             return;
@@ -436,7 +424,7 @@ impl Suss {
             let train = (now_us.wrapping_sub(self.round_start) as u64) << self.jumps.min(MAX_SHIFT);
             if train > threshold {
                 self.flag = true;
-                self.cap = cap(snd_cwnd(tcb), self.blue_cnt as u64, self.jumps);
+                self.cap = cap(tcb.snd_cwnd(), self.blue_cnt as u64, self.jumps);
             }
         }
     }
@@ -446,7 +434,7 @@ impl Suss {
         if tcb.snd_una > self.end_seq {
             self.hystart_round(tcb, now_us);
         }
-        if snd_cwnd(tcb) < self.p.low_window as u64 {
+        if tcb.snd_cwnd() < self.p.low_window as u64 {
             return;
         }
         // The ACK train: SUSS's exit, or HyStart's own for a flow SUSS turned off.
@@ -532,7 +520,7 @@ impl Suss {
             }
             if let (true, Some(dtb)) = (self.gf, dtb) {
                 self.prev_dtb = dtb;
-                let cwnd_acked = snd_cwnd(tcb) + acked as u64;
+                let cwnd_acked = tcb.snd_cwnd() + acked as u64;
                 let plan = plan(
                     round,
                     blue_pkt,
@@ -625,10 +613,11 @@ impl SlowStart for Suss {
             self.delay_min = delay;
             self.r_minupdate = self.round_no;
         }
-        if self.found || snd_cwnd(tcb) >= snd_ssthresh(tcb) {
+        if self.found || tcb.snd_cwnd() >= tcb.snd_ssthresh() {
             return;
         }
-        if self.p.round_start == RoundStart::LowWindow && snd_cwnd(tcb) < self.p.low_window as u64 {
+        if self.p.round_start == RoundStart::LowWindow && tcb.snd_cwnd() < self.p.low_window as u64
+        {
             return;
         }
         self.hystart_update(tcb, delay, us(now));
@@ -665,7 +654,7 @@ impl SlowStart for Suss {
         if self.p.hooks != Hooks::Kernel || self.state != state::PACING {
             return;
         }
-        let cwnd = snd_cwnd(tcb);
+        let cwnd = tcb.snd_cwnd();
         if cwnd < self.limit && cwnd <= tcb.in_flight as u64 {
             tcb.cwnd = cwnd as f64 + BUMP;
             if !self.pacing {
@@ -704,7 +693,7 @@ impl SlowStart for Suss {
         if event != CwndEvent::Loss || self.state >= state::OFF {
             return;
         }
-        if snd_cwnd(tcb) < RTO_OFF_CWND {
+        if tcb.snd_cwnd() < RTO_OFF_CWND {
             self.state = state::OFF;
         } else if self.state < state::CAP_EXIT {
             self.state = state::REDUCED;

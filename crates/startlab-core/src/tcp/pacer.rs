@@ -52,13 +52,7 @@ impl Default for PacingRatios {
 /// segments; `mss * ratio% * window` itself before the first RTT sample (srtt_us 0). It is not
 /// capped: a caller applies `sk_max_pacing_rate`.
 pub fn linux_sk_pacing_rate(tcb: &Tcb) -> u64 {
-    let cwnd = tcb.cwnd.max(0.0) as u64;
-    // TCP_INFINITE_SSTHRESH when unlimited.
-    let ssthresh = if tcb.ssthresh.is_finite() {
-        (tcb.ssthresh.max(0.0) as u64).min(0x7fff_ffff)
-    } else {
-        0x7fff_ffff
-    };
+    let (cwnd, ssthresh) = (tcb.snd_cwnd(), tcb.snd_ssthresh());
     let percent = u64::from(tcb.pacing_ratios.percent(cwnd < ssthresh / 2));
     // tcp_update_pacing_rate: mss * ((USEC_PER_SEC / 100) << 3) * ratio * max(cwnd,
     // packets_out) / srtt_us (srtt_us is 8 x the RTT).

@@ -552,18 +552,14 @@ fn intern(name: &str) -> &'static str {
     leaked
 }
 
-const INFINITE_SSTHRESH: u64 = 0x7fff_ffff;
+use super::INFINITE_SSTHRESH;
 
 /// Linux's `enum sk_pacing`: SK_PACING_NEEDED, pacing by TCP itself.
 const SK_PACING_NEEDED: u64 = 1;
 
 /// ssthresh as `tcp_sock` keeps it (`TCP_INFINITE_SSTHRESH` for none), and back.
 fn ssthresh_image(ssthresh: f64) -> u64 {
-    if ssthresh.is_finite() {
-        (ssthresh.max(0.0) as u64).min(INFINITE_SSTHRESH)
-    } else {
-        INFINITE_SSTHRESH
-    }
+    super::ssthresh_segments(ssthresh)
 }
 
 fn ssthresh_of_image(v: u64) -> f64 {
@@ -598,7 +594,7 @@ impl BpfController {
         let f = layout::sock();
         let mss = tcb.mss_bytes.max(1) as u64;
         let flight = tcb.flight_size() as u64;
-        let cwnd = tcb.cwnd.max(1.0).floor() as u64;
+        let cwnd = tcb.snd_cwnd();
         self.vm.now_ns = now.as_nanos();
         let hz = self.vm.hz;
         let sk = self.vm.sock();
@@ -659,11 +655,7 @@ impl BpfController {
         put(sk, f.reordering, tcb.reordering as u64);
         put(sk, f.high_seq, (tcb.high_seq as u64 * mss) & 0xffff_ffff);
         // tcp_rate_gen's record of the last sample (0 before the first).
-        let rate = tcb.delivery_rate.unwrap_or(crate::cc::DeliveryRateRecord {
-            delivered: 0,
-            interval: crate::time::Duration::ZERO,
-            app_limited: false,
-        });
+        let rate = tcb.delivery_rate.unwrap_or_default();
         put(sk, f.rate_delivered, rate.delivered & 0xffff_ffff);
         put(
             sk,
