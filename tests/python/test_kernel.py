@@ -425,6 +425,32 @@ def test_a_users_global_names_its_exit_alike_in_both_worlds(
 
 
 @pytest.mark.kernel
+@pytest.mark.parametrize(
+    ("place", "reason"),
+    [("stats.why", "why_window"), ("stats.last.at_window", "exit_map:100"), ("exits", "exit_map:1")],
+)
+def test_a_users_map_names_its_exit_alike_in_both_worlds(
+    place: str, reason: str, tmp_path: Path, kernel_world: None
+) -> None:
+    # tests/bpf/exit_map.bpf.c ends its slow start at cwnd 100 and records why at key 0 of an
+    # array (a member of a struct value) and counts it in a hash map; cc_params.exit_reason_map
+    # names the exit by either, in the simulator after the hook, in the kernel from the map
+    # after the run.
+    source = ROOT / "crates" / "startlab-core" / "tests" / "bpf" / "exit_map.bpf.c"
+    obj = compile_object(source, tmp_path / "exit_map.o")
+    path = scenario(
+        tmp_path / "exit-map.toml",
+        [{"cc": {"bpf": str(obj)}, "cc_params": {"exit_reason_map": place}}],
+        topology=HUNDRED_MBIT_40MS,
+        duration="2s",
+        tcp={"stack": "linux"},
+    )
+    for result in (startlab.run(path), startlab.kernel.run(path)):
+        row = result.flows.row(0, named=True)
+        assert (row["ss_exit_reason"], row["ss_exit_cwnd"]) == (reason, 100.0), row
+
+
+@pytest.mark.kernel
 def test_bbr_runs_as_linuxs_bbr_and_as_the_port_and_reports_its_model(
     tmp_path: Path, kernel_world: None
 ) -> None:

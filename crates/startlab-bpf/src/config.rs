@@ -369,12 +369,24 @@ pub fn encode_variable(
     Err(format!("the object has no global variable \"{name}\" to take it (declare `const volatile` {name} in it)"))
 }
 
-/// The global a user's program writes to say why it ended its slow start, named by
-/// `cc_params.exit_reason_global`: its value after the exit names the exit, in both worlds.
+/// Where a user's program keeps the reason it ended its slow start.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ExitGlobal {
-    /// Its data section (`.data` or `.bss`; libbpf's map of it ends with this name).
-    pub section: String,
+pub enum ExitPlace {
+    /// A global variable in this writable data section (`.data` or `.bss`; libbpf's map of it
+    /// ends with this name): `cc_params.exit_reason_global`.
+    Section(String),
+    /// The value at key 0 (`key_bytes` zero bytes) of this array or hash map:
+    /// `cc_params.exit_reason_map`.
+    Map { name: String, key_bytes: usize },
+}
+
+/// The number a user's program writes to say why it ended its slow start, named by
+/// `cc_params.exit_reason_global` or `exit_reason_map`: its value after the exit names the
+/// exit, in both worlds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExitRecord {
+    pub place: ExitPlace,
+    /// Where the number lies in the section or in the map's value.
     pub offset: usize,
     pub bytes: usize,
     pub signed: bool,
@@ -382,14 +394,28 @@ pub struct ExitGlobal {
     pub enumerators: Vec<(String, i64)>,
 }
 
-impl ExitGlobal {
+/// An integer or an enum of at most 8 bytes: (bytes, signed, enumerators); `None` for another
+/// type.
+fn number_type(btf: &Btf, ty: u32) -> Option<(usize, bool, Vec<(String, i64)>)> {
+    let bytes = btf.size_of(ty).unwrap_or(0) as usize;
+    let (signed, enumerators) = match btf.get(btf.resolved(ty))? {
+        crate::btf::Type::Int { signed, .. } => (*signed, Vec::new()),
+        crate::btf::Type::Enum { values, .. } => {
+            (values.iter().any(|(_, v)| *v < 0), values.clone())
+        }
+        _ => return None,
+    };
+    (1..=8).contains(&bytes).then_some((bytes, signed, enumerators))
+}
+
+impl ExitRecord {
     /// The writable global `name` of the object; refused, with the reason, if the program
     /// cannot write it or it is not a number.
-    pub fn find(
+    pub fn global(
         btf: &Btf,
         sections: &[crate::elf::DataSection],
         name: &str,
-    ) -> Result<ExitGlobal, String> {
+    ) -> Result<ExitRecord, String> {
         let Some((section, (ty, offset))) = sections
             .iter()
             .find_map(|s| btf.variable(&s.name, name).map(|v| (s, v)))
@@ -404,40 +430,15 @@ impl ExitGlobal {
                 section.name
             ));
         }
-        // Through qualifiers and typedefs to an integer or an enum.
-        let mut id = ty;
-        let mut resolved = None;
-        for _ in 0..64 {
-            match btf.get(id) {
-                Some(crate::btf::Type::Qualifier { ty } | crate::btf::Type::Typedef { ty, .. }) => {
-                    id = *ty
-                }
-                other => {
-                    resolved = other;
-                    break;
-                }
-            }
-        }
-        let bytes = btf.size_of(ty).unwrap_or(0) as usize;
-        let (signed, enumerators) = match resolved {
-            Some(crate::btf::Type::Int { signed, .. }) => (*signed, Vec::new()),
-            Some(crate::btf::Type::Enum { values, .. }) => {
-                (values.iter().any(|(_, v)| *v < 0), values.clone())
-            }
-            _ => (false, Vec::new()),
-        };
-        let is_number = matches!(
-            resolved,
-            Some(crate::btf::Type::Int { .. } | crate::btf::Type::Enum { .. })
-        );
-        if !is_number || !(1..=8).contains(&bytes) || offset as usize + bytes > section.bytes.len()
-        {
+        let Some((bytes, signed, enumerators)) = number_type(btf, ty)
+            .filter(|(bytes, ..)| offset as usize + bytes <= section.bytes.len())
+        else {
             return Err(format!(
                 "\"{name}\" is not an integer or an enum of at most 8 bytes"
             ));
-        }
-        Ok(ExitGlobal {
-            section: section.name.clone(),
+        };
+        Ok(ExitRecord {
+            place: ExitPlace::Section(section.name.clone()),
             offset: offset as usize,
             bytes,
             signed,
@@ -445,11 +446,67 @@ impl ExitGlobal {
         })
     }
 
-    /// The exit its value in `section` (the bytes of its data section) names: the enumerator's
-    /// name, or `<program>:<value>` for a number without one; `None` while it is 0 (the program
-    /// said nothing: the exit is named after the program).
-    pub fn reason(&self, section: &[u8], program: &str) -> Option<String> {
-        let raw = section.get(self.offset..self.offset + self.bytes)?;
+    /// The number at key 0 of map `MAP` (`spec` is `MAP`, or `MAP.member.member` for a member
+    /// of a struct value); refused, with the reason, for a map the program cannot keep one
+    /// value in for every CPU, a value without a type, or a path to something not a number.
+    pub fn in_map(btf: &Btf, maps: &[crate::elf::MapDef], spec: &str) -> Result<ExitRecord, String> {
+        use crate::elf::{MAP_TYPE_ARRAY, MAP_TYPE_HASH, MAP_TYPE_LRU_HASH};
+        let mut path = spec.split('.');
+        let name = path.next().unwrap_or_default();
+        let Some(map) = maps.iter().find(|m| m.name == name) else {
+            let names: Vec<&str> = maps.iter().map(|m| m.name.as_str()).collect();
+            return Err(format!(
+                "the object has no map \"{name}\" (it has {})",
+                if names.is_empty() { "none".to_string() } else { names.join(", ") }
+            ));
+        };
+        if !matches!(map.kind, MAP_TYPE_ARRAY | MAP_TYPE_HASH | MAP_TYPE_LRU_HASH) {
+            return Err(format!(
+                "map \"{name}\" is of type {}; the reason is read from an array, a hash map or an LRU hash map (a per-CPU map keeps one value per CPU in the kernel)",
+                map.kind
+            ));
+        }
+        if map.value_type == 0 {
+            return Err(format!(
+                "map \"{name}\" declares its value by size only; declare it with __type(value, ...)"
+            ));
+        }
+        let (mut ty, mut offset) = (map.value_type, 0usize);
+        for member in path {
+            let Some(m) = btf.members(ty).iter().find(|m| m.name == member) else {
+                return Err(format!(
+                    "the value of map \"{name}\" has no member \"{member}\" on the way to {spec}"
+                ));
+            };
+            if m.bit_size != 0 || m.bit_offset % 8 != 0 {
+                return Err(format!("{spec} is a bit field; name a whole integer or enum"));
+            }
+            (ty, offset) = (m.ty, offset + (m.bit_offset / 8) as usize);
+        }
+        let Some((bytes, signed, enumerators)) = number_type(btf, ty)
+            .filter(|(bytes, ..)| offset + bytes <= map.value_size as usize)
+        else {
+            return Err(format!(
+                "{spec} is not an integer or an enum of at most 8 bytes (name a member of the map's value with MAP.MEMBER)"
+            ));
+        };
+        Ok(ExitRecord {
+            place: ExitPlace::Map {
+                name: name.to_string(),
+                key_bytes: map.key_size as usize,
+            },
+            offset,
+            bytes,
+            signed,
+            enumerators,
+        })
+    }
+
+    /// The exit its value in `bytes` (the data section, or the map's value) names: the
+    /// enumerator's name, or `<program>:<value>` for a number without one; `None` while it is 0
+    /// (the program said nothing: the exit is named after the program).
+    pub fn reason(&self, bytes: &[u8], program: &str) -> Option<String> {
+        let raw = bytes.get(self.offset..self.offset + self.bytes)?;
         let mut b = [0u8; 8];
         b[..self.bytes].copy_from_slice(raw);
         let mut v = u64::from_le_bytes(b) as i64;
@@ -470,12 +527,12 @@ impl ExitGlobal {
 }
 
 #[cfg(test)]
-mod exit_global_tests {
-    use super::ExitGlobal;
+mod exit_record_tests {
+    use super::{ExitPlace, ExitRecord};
 
-    fn global(bytes: usize, signed: bool, enumerators: &[(&str, i64)]) -> ExitGlobal {
-        ExitGlobal {
-            section: ".bss".into(),
+    fn global(bytes: usize, signed: bool, enumerators: &[(&str, i64)]) -> ExitRecord {
+        ExitRecord {
+            place: ExitPlace::Section(".bss".into()),
             offset: 4,
             bytes,
             signed,

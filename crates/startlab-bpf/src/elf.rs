@@ -47,6 +47,8 @@ pub struct MapDef {
     pub key_size: u32,
     pub value_size: u32,
     pub max_entries: u32,
+    /// The BTF type of a value declared with `__type(value, T)`; 0 for one declared by size.
+    pub value_type: u32,
 }
 
 pub const MAP_TYPE_HASH: u32 = 1;
@@ -491,6 +493,7 @@ fn map_defs(btf: &Btf) -> Result<Vec<MapDef>, String> {
             key_size: 0,
             value_size: 0,
             max_entries: 0,
+            value_type: 0,
         };
         for m in btf.members(ty) {
             let pointee = match btf.get(btf.resolved(m.ty)) {
@@ -505,7 +508,10 @@ fn map_defs(btf: &Btf) -> Result<Vec<MapDef>, String> {
                 "type" => def.kind = array_len.unwrap_or(0),
                 "max_entries" => def.max_entries = array_len.unwrap_or(0),
                 "key" => def.key_size = btf.size_of(pointee).unwrap_or(0),
-                "value" => def.value_size = btf.size_of(pointee).unwrap_or(0),
+                "value" => {
+                    def.value_size = btf.size_of(pointee).unwrap_or(0);
+                    def.value_type = pointee;
+                }
                 "key_size" => def.key_size = array_len.unwrap_or(0),
                 "value_size" => def.value_size = array_len.unwrap_or(0),
                 _ => {}

@@ -373,6 +373,37 @@ impl Vm {
         }
     }
 
+    /// The value at `key` of the array or hash map `map` as it is now (an array's element not
+    /// yet written is zeros, as the kernel's); `None` for no such map or key.
+    pub fn map_value(&self, map: &str, key: &[u8]) -> Option<Vec<u8>> {
+        let i = self.loaded.maps.iter().position(|m| m.name == map)?;
+        let m = &self.loaded.maps[i];
+        let size = m.value_size as usize;
+        let shared = self
+            .shared
+            .as_ref()
+            .map(|s| s.lock().unwrap_or_else(|e| e.into_inner()));
+        let (values, keys) = match shared.as_ref().and_then(|s| s.maps.get(i)?.as_ref()) {
+            Some(store) => (store.values.as_slice(), &store.keys),
+            None => {
+                let held = self.held_maps.get(i)?.as_ref()?;
+                (self.regions[self.map_regions[i]?].bytes.as_slice(), &held.keys)
+            }
+        };
+        let slot = if is_array(m.kind) {
+            let index = u32::from_le_bytes(key.get(..4)?.try_into().ok()?);
+            (index < m.max_entries).then_some(index)?
+        } else {
+            *keys.get(key)?
+        } as usize;
+        let mut value = values
+            .get(slot * size..)
+            .map(|v| v[..v.len().min(size)].to_vec())
+            .unwrap_or_default();
+        value.resize(size, 0);
+        Some(value)
+    }
+
     /// Moves the shared state into this connection's memory for a hook ([`Shared`]); takes
     /// nothing if any of it is held elsewhere (a hook called from a hook of another connection,
     /// which the simulator never does).

@@ -740,6 +740,86 @@ fn a_users_global_names_its_programs_exit() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// `cc_params.exit_reason_map` names a number in a map's value at key 0 (the whole value, or
+/// a member of a struct value): an enumerator by its name, another number after the program.
+/// `tests/bpf/exit_map.bpf.c` ends its slow start at cwnd 100 and records why there.
+#[test]
+fn a_users_map_names_its_programs_exit() {
+    let dir = tmp("exit-map");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bpf/exit_map.bpf.c");
+    let object = compile(&source, &dir, &[]);
+    let text = |params: &str| {
+        linux_path(
+            &format!(
+                "{{ bpf = \"{}\" }}\ncc_params = {params}",
+                object.display()
+            ),
+            "default",
+            "1BDP",
+        )
+    };
+    let reason = |params: &str| {
+        let r = run_text(&text(params));
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        (
+            r.flows.ss_exit_reason[0].clone().unwrap(),
+            r.flows.ss_exit_cwnd[0],
+        )
+    };
+    assert_eq!(
+        reason("{ exit_reason_map = \"stats.why\" }"),
+        ("why_window".into(), Some(100.0))
+    );
+    // A member of a member, a plain number: after the program.
+    assert_eq!(
+        reason("{ exit_reason_map = \"stats.last.at_window\" }").0,
+        "exit_map:100"
+    );
+    // A hash map's value at key 0: the one exit counted.
+    assert_eq!(
+        reason("{ exit_reason_map = \"exits\" }").0,
+        "exit_map:1"
+    );
+    // Nothing named: the program's name.
+    assert_eq!(reason("{}").0, "exit_map");
+    for (params, expected) in [
+        (
+            "{ exit_reason_map = \"counts\" }",
+            "cc_params.exit_reason_map: the object has no map \"counts\" (it has stats, exits, per_cpu)",
+        ),
+        (
+            "{ exit_reason_map = \"stats.when\" }",
+            "the value of map \"stats\" has no member \"when\" on the way to stats.when",
+        ),
+        (
+            "{ exit_reason_map = \"stats\" }",
+            "stats is not an integer or an enum of at most 8 bytes (name a member",
+        ),
+        (
+            "{ exit_reason_map = \"stats.last\" }",
+            "stats.last is not an integer or an enum",
+        ),
+        (
+            "{ exit_reason_map = \"per_cpu\" }",
+            "map \"per_cpu\" is of type 6; the reason is read from an array, a hash map or an LRU hash map",
+        ),
+        (
+            "{ exit_reason_map = 0 }",
+            "cc_params.exit_reason_map: 0: the name of a map",
+        ),
+        (
+            "{ exit_reason_map = \"exits\", exit_reason_global = \"x\" }",
+            "exit_reason_global and exit_reason_map both name the exit: keep one",
+        ),
+    ] {
+        let e = scenario::resolve(&scenario::from_toml(&text(params)).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(expected), "{params}: {e}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 /// A lossy path (1 % of segments lost, no queue: the window is held at 20) for
 /// `tests/bpf/counters.bpf.c`, on `stack`.
 fn counters_path(object: &Path, stack: &str, params: &str) -> String {

@@ -7,7 +7,7 @@
 
 use libbpf_rs::{MapCore as _, MapType, ObjectBuilder, RingBufferBuilder};
 use startlab_bpf::btf::{Btf, Type};
-use startlab_bpf::config::ExitGlobal;
+use startlab_bpf::config::{ExitPlace, ExitRecord};
 use startlab_bpf::events::Event;
 use std::sync::{Arc, Mutex};
 
@@ -23,9 +23,9 @@ pub struct ObjectImage {
     /// Register it with `TCP_CONG_NEEDS_ECN` added to its flags (startlab's object serves
     /// every algorithm, and only DCTCP needs ECN).
     pub needs_ecn: bool,
-    /// A user's global that names its slow-start exit (`cc_params.exit_reason_global`), read
-    /// when the run ends.
-    pub exit_global: Option<Box<ExitGlobal>>,
+    /// Where a user's program names its slow-start exit (`cc_params.exit_reason_global` or
+    /// `exit_reason_map`), read when the run ends.
+    pub exit_record: Option<Box<ExitRecord>>,
 }
 
 impl ObjectImage {
@@ -38,7 +38,7 @@ impl ObjectImage {
             struct_ops: Some("ecn_echo".into()),
             // Its own .flags have TCP_CONG_NEEDS_ECN.
             needs_ecn: false,
-            exit_global: None,
+            exit_record: None,
         })
     }
 }
@@ -55,7 +55,7 @@ pub struct Registered {
     events: Arc<Mutex<Vec<Event>>>,
     /// Where `lost_events` lies in .bss.
     btf_bss_offset: Option<(u32, u32)>,
-    exit_global: Option<Box<ExitGlobal>>,
+    exit_record: Option<Box<ExitRecord>>,
     ring: Option<libbpf_rs::RingBuffer<'static>>,
     // Dropped last: unregisters the controller, then frees the object.
     _link: libbpf_rs::Link,
@@ -158,7 +158,7 @@ impl Registered {
             name: name.to_string(),
             events,
             btf_bss_offset: btf.variable(".bss", "lost_events"),
-            exit_global: image.exit_global.clone(),
+            exit_record: image.exit_record.clone(),
             ring,
             _link: link.ok_or("the object has no such struct_ops map")?,
             _object: object,
@@ -185,11 +185,23 @@ impl Registered {
             })
     }
 
-    /// The exit the user's `cc_params.exit_reason_global` names, as the global is now (`None`:
-    /// no such global, or the program left it 0).
+    /// The value at `key` of the object's map `map` as it is now.
+    fn map_value(&self, map: &str, key: &[u8]) -> Option<Vec<u8>> {
+        self._object
+            .maps()
+            .find(|m| m.name().to_string_lossy() == map)
+            .and_then(|m| m.lookup(key, libbpf_rs::MapFlags::ANY).ok().flatten())
+    }
+
+    /// The exit the user's `cc_params.exit_reason_global` or `exit_reason_map` names, as the
+    /// number is now (`None`: no such number, or the program left it 0).
     pub fn exit_reason(&self, program: &str) -> Option<String> {
-        let g = self.exit_global.as_ref()?;
-        g.reason(&self.section(&g.section)?, program)
+        let r = self.exit_record.as_ref()?;
+        let bytes = match &r.place {
+            ExitPlace::Section(section) => self.section(section)?,
+            ExitPlace::Map { name, key_bytes } => self.map_value(name, &vec![0; *key_bytes])?,
+        };
+        r.reason(&bytes, program)
     }
 
     /// Events the controller could not report because the ring buffer was full (its

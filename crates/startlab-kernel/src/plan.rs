@@ -436,7 +436,7 @@ fn kernel_control(
             sections: vec![(".rodata".into(), rodata)],
             struct_ops: Some(startlab_core::cc::bpf::own_struct_ops(model).to_string()),
             needs_ecn: model.build().needs_ecn(),
-            exit_global: None,
+            exit_record: None,
         },
     }))
 }
@@ -493,7 +493,7 @@ fn user_object(
             struct_ops: image.struct_ops,
             // A user's object registers with the flags it was compiled with.
             needs_ecn: false,
-            exit_global: object.exit_global().cloned().map(Box::new),
+            exit_record: object.exit_record().cloned().map(Box::new),
         },
     }))
 }

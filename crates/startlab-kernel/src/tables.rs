@@ -28,8 +28,8 @@ pub struct RunFacts<'a> {
     pub hystart: &'a [HystartEvidence<'a>],
     /// What startlab's eBPF controllers reported (every controller's, every connection's).
     pub bpf_events: &'a [Event],
-    /// For each eBPF controller, the exit its user's global names
-    /// (`cc_params.exit_reason_global`) as the run left it.
+    /// For each eBPF controller, the exit its user's global or map names
+    /// (`cc_params.exit_reason_global`, `exit_reason_map`) as the run left it.
     pub program_exits: &'a [Option<String>],
     /// The sock_diag readings of the BBR connections, in time order.
     pub diag: &'a [DiagReading],
@@ -40,8 +40,9 @@ pub struct RunFacts<'a> {
     pub network: &'a Network,
 }
 
-/// The exit of a slow start a user's program ended itself: as its global names it
-/// (`cc_params.exit_reason_global`), else after the program, as the simulator names it.
+/// The exit of a slow start a user's program ended itself: as its global or map names it
+/// (`cc_params.exit_reason_global`, `exit_reason_map`), else after the program, as the
+/// simulator names it.
 fn own_exit(run: &RunFacts, c: &Connection, program: &str) -> String {
     c.bpf
         .and_then(|k| run.program_exits.get(k).cloned().flatten())

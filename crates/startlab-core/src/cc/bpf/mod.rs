@@ -19,7 +19,7 @@ use super::{
 use crate::time::Time;
 use crate::units::Rate;
 use serde_json::{Map, Value};
-use startlab_bpf::config::ExitGlobal;
+use startlab_bpf::config::{ExitPlace, ExitRecord};
 use startlab_bpf::elf::Loaded;
 use startlab_bpf::events::{Event, KIND_EXIT, KIND_PHASE};
 use startlab_bpf::layout;
@@ -124,9 +124,9 @@ pub struct BpfFactory {
     /// The controller needs ECN: its struct_ops has `TCP_CONG_NEEDS_ECN`, or (startlab's own
     /// object, whose flags the kernel world sets per registration) its Rust model needs it.
     needs_ecn: bool,
-    /// A user's global that names its slow-start exit (`cc_params.exit_reason_global`), with
-    /// the index of its data section.
-    exit_global: Option<(usize, ExitGlobal)>,
+    /// Where a user's program names its slow-start exit (`cc_params.exit_reason_global` or
+    /// `exit_reason_map`).
+    exit_record: Option<ExitRecord>,
     /// The global data and maps the connections built here share, as the kernel's sockets
     /// of one registered object do (fresh for each run: [`BpfFactory::for_run`]).
     shared: SharedState,
@@ -267,7 +267,7 @@ pub fn port_factory(model: &Model) -> Result<BpfFactory, BuildError> {
         user_elf: None,
         struct_ops: Some(ops.to_string()),
         needs_ecn: model.build().needs_ecn(),
-        exit_global: None,
+        exit_record: None,
     })
 }
 
@@ -280,9 +280,10 @@ pub fn split_ops(target: &str) -> (&str, Option<&str>) {
     }
 }
 
-/// The `cc_params` entry that names the global a user's program writes to say why it ended its
-/// slow start (`ExitGlobal`); not written into the object.
+/// The `cc_params` entries that name where a user's program writes why it ended its slow start
+/// (`ExitRecord`): a global, or a map's value at key 0; not written into the object.
 pub const EXIT_REASON_GLOBAL: &str = "exit_reason_global";
+pub const EXIT_REASON_MAP: &str = "exit_reason_map";
 
 /// A user's object: loaded from `path` (`FILE.o`, or `FILE.o#NAME` for its struct_ops NAME),
 /// each parameter written into the `.rodata` variable of its name.
@@ -297,21 +298,29 @@ fn user_factory(target: &str, cc_params: &Params, startup: &str) -> Result<BpfFa
     let loaded = load(&key, &elf, ops).map_err(|e| refuse("cc", format!("{path}: {e}")))?;
     let mut data: Vec<Vec<u8>> = loaded.data.iter().map(|d| d.bytes.clone()).collect();
     let mut hz = 1000;
-    let mut exit_global = None;
+    let mut exit_record = None;
+    if cc_params.contains_key(EXIT_REASON_GLOBAL) && cc_params.contains_key(EXIT_REASON_MAP) {
+        return Err(refuse(
+            &format!("cc_params.{EXIT_REASON_MAP}"),
+            format!("{EXIT_REASON_GLOBAL} and {EXIT_REASON_MAP} both name the exit: keep one"),
+        ));
+    }
     for (name, value) in cc_params {
-        if name == EXIT_REASON_GLOBAL {
-            let field = format!("cc_params.{EXIT_REASON_GLOBAL}");
-            let global = value
-                .as_str()
-                .ok_or_else(|| refuse(&field, format!("{value}: the name of a global variable")))?;
-            let g = ExitGlobal::find(&loaded.btf, &loaded.data, global)
-                .map_err(|e| refuse(&field, e))?;
-            let i = loaded
-                .data
-                .iter()
-                .position(|d| d.name == g.section)
-                .expect("found in one of the sections");
-            exit_global = Some((i, g));
+        if name == EXIT_REASON_GLOBAL || name == EXIT_REASON_MAP {
+            let field = format!("cc_params.{name}");
+            let record = match value.as_str() {
+                Some(global) if name == EXIT_REASON_GLOBAL => {
+                    ExitRecord::global(&loaded.btf, &loaded.data, global)
+                }
+                Some(map) => ExitRecord::in_map(&loaded.btf, &loaded.maps, map),
+                None if name == EXIT_REASON_GLOBAL => {
+                    Err(format!("{value}: the name of a global variable"))
+                }
+                None => Err(format!(
+                    "{value}: the name of a map (MAP, or MAP.MEMBER for a member of its value)"
+                )),
+            };
+            exit_record = Some(record.map_err(|e| refuse(&field, e))?);
             continue;
         }
         if name == "hz" {
@@ -345,7 +354,7 @@ fn user_factory(target: &str, cc_params: &Params, startup: &str) -> Result<BpfFa
         user_elf: Some(Arc::new(elf)),
         struct_ops: ops.map(str::to_string),
         needs_ecn,
-        exit_global,
+        exit_record,
     })
 }
 
@@ -395,10 +404,10 @@ impl BpfFactory {
         self.loaded.hooks.contains_key("cong_control")
     }
 
-    /// The global that names a user's program's slow-start exit
-    /// (`cc_params.exit_reason_global`), if the scenario names one.
-    pub fn exit_global(&self) -> Option<&ExitGlobal> {
-        self.exit_global.as_ref().map(|(_, g)| g)
+    /// Where a user's program names its slow-start exit (`cc_params.exit_reason_global` or
+    /// `exit_reason_map`), if the scenario says.
+    pub fn exit_record(&self) -> Option<&ExitRecord> {
+        self.exit_record.as_ref()
     }
 
     /// The controller's name (`.name` of its struct_ops).
@@ -454,7 +463,7 @@ impl BpfFactory {
         ]
         .map(|h| self.loaded.hooks.get(h).copied());
         BpfController {
-            exit_global: self.exit_global.clone(),
+            exit_record: self.exit_record.clone(),
             needs_ecn: self.needs_ecn,
             sampled: false,
             vm,
@@ -481,8 +490,8 @@ pub struct BpfController {
     hooks: [Option<usize>; 9],
     /// See [`BpfFactory::needs_ecn`].
     needs_ecn: bool,
-    /// See [`BpfFactory::exit_global`].
-    exit_global: Option<(usize, ExitGlobal)>,
+    /// See [`BpfFactory::exit_record`].
+    exit_record: Option<ExitRecord>,
     /// pkts_acked ran for the ACK being processed (else, for a duplicate ACK, in_ack_event runs
     /// it first with nothing acknowledged, as tcp_clean_rtx_queue does before tcp_in_ack_event).
     sampled: bool,
@@ -814,14 +823,23 @@ impl BpfController {
             .downcast_mut::<modules::Modules>()
     }
 
-    /// The exit of a slow start the program ended itself: named by the global
-    /// `cc_params.exit_reason_global` names when the program set it, else after the program.
+    /// The exit of a slow start the program ended itself: named by the number
+    /// `cc_params.exit_reason_global` or `exit_reason_map` points to when the program set it,
+    /// else after the program.
     fn own_exit(&self) -> ExitReason {
         let program = &self.vm.loaded.name;
-        let named = self
-            .exit_global
-            .as_ref()
-            .and_then(|(i, g)| g.reason(&self.vm.data(*i), program));
+        let named = self.exit_record.as_ref().and_then(|r| {
+            let bytes = match &r.place {
+                ExitPlace::Section(name) => {
+                    let i = self.vm.loaded.data.iter().position(|d| &d.name == name)?;
+                    self.vm.data(i)
+                }
+                ExitPlace::Map { name, key_bytes } => {
+                    self.vm.map_value(name, &vec![0; *key_bytes])?
+                }
+            };
+            r.reason(&bytes, program)
+        });
         ExitReason::Detector(intern(named.as_deref().unwrap_or(program)))
     }
 
