@@ -345,6 +345,36 @@ def test_byte_counters_and_rate_record_keep_linuxs_relations_in_both_worlds(
 
 
 @pytest.mark.kernel
+@pytest.mark.parametrize("params", [{}, {"cap": 1000000}])
+def test_kernel_functions_and_helpers_answer_alike_in_both_worlds(
+    params: dict[str, Any], tmp_path: Path, kernel_world: None
+) -> None:
+    # tests/bpf/calls.bpf.c is Reno built from tcp_cong.c's kfuncs; on every ACK it checks
+    # each kfunc's effect against tcp_cong.c's rules and the clock and socket helpers
+    # (bpf_ktime_get_ns, _boot_ns, _coarse_ns, bpf_jiffies64 at CONFIG_HZ, bpf_getsockopt)
+    # against the relations the kernel keeps; a failed check puts the window at 10000 + its
+    # bit. Through slow start, losses at a 1-BDP buffer and congestion avoidance, no check
+    # fails in either world (tests/bpf_user.rs shows that they fire).
+    source = ROOT / "crates" / "startlab-core" / "tests" / "bpf" / "calls.bpf.c"
+    obj = compile_object(source, tmp_path / "calls.o")
+    path = scenario(
+        tmp_path / "calls.toml",
+        [{"cc": {"bpf": str(obj)}, "cc_params": params}],
+        topology=dumbbell("20Mbps", "20ms", "1BDP"),
+        duration="4s",
+        tcp={"stack": "linux"},
+    )
+    for result in (startlab.run(path), startlab.kernel.run(path)):
+        row = result.flows.row(0, named=True)
+        assert result.flow_series["cwnd"].max() < 10000.0, (
+            result.flow_series["cwnd"].max() - 10000,
+            row,
+        )
+        # Capped at 8 Mbit/s on a 20 Mbit/s path, nothing is lost.
+        assert (row["retransmissions"] > 0) == (not params), row
+
+
+@pytest.mark.kernel
 def test_release_and_socket_addresses_alike_in_both_worlds(
     tmp_path: Path, kernel_world: None
 ) -> None:

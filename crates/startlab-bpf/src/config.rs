@@ -394,9 +394,16 @@ pub struct ExitRecord {
     pub enumerators: Vec<(String, i64)>,
 }
 
-/// An integer or an enum of at most 8 bytes: (bytes, signed, enumerators); `None` for another
-/// type.
-fn number_type(btf: &Btf, ty: u32) -> Option<(usize, bool, Vec<(String, i64)>)> {
+/// How a number of a program's is stored: an integer or an enum of at most 8 bytes.
+struct NumberType {
+    bytes: usize,
+    signed: bool,
+    /// An enum's enumerators (none for an integer).
+    enumerators: Vec<(String, i64)>,
+}
+
+/// The number type `ty` is; `None` for another type.
+fn number_type(btf: &Btf, ty: u32) -> Option<NumberType> {
     let bytes = btf.size_of(ty).unwrap_or(0) as usize;
     let (signed, enumerators) = match btf.get(btf.resolved(ty))? {
         crate::btf::Type::Int { signed, .. } => (*signed, Vec::new()),
@@ -405,7 +412,11 @@ fn number_type(btf: &Btf, ty: u32) -> Option<(usize, bool, Vec<(String, i64)>)> 
         }
         _ => return None,
     };
-    (1..=8).contains(&bytes).then_some((bytes, signed, enumerators))
+    (1..=8).contains(&bytes).then_some(NumberType {
+        bytes,
+        signed,
+        enumerators,
+    })
 }
 
 impl ExitRecord {
@@ -430,8 +441,11 @@ impl ExitRecord {
                 section.name
             ));
         }
-        let Some((bytes, signed, enumerators)) = number_type(btf, ty)
-            .filter(|(bytes, ..)| offset as usize + bytes <= section.bytes.len())
+        let Some(NumberType {
+            bytes,
+            signed,
+            enumerators,
+        }) = number_type(btf, ty).filter(|n| offset as usize + n.bytes <= section.bytes.len())
         else {
             return Err(format!(
                 "\"{name}\" is not an integer or an enum of at most 8 bytes"
@@ -449,7 +463,11 @@ impl ExitRecord {
     /// The number at key 0 of map `MAP` (`spec` is `MAP`, or `MAP.member.member` for a member
     /// of a struct value); refused, with the reason, for a map the program cannot keep one
     /// value in for every CPU, a value without a type, or a path to something not a number.
-    pub fn in_map(btf: &Btf, maps: &[crate::elf::MapDef], spec: &str) -> Result<ExitRecord, String> {
+    pub fn in_map(
+        btf: &Btf,
+        maps: &[crate::elf::MapDef],
+        spec: &str,
+    ) -> Result<ExitRecord, String> {
         use crate::elf::{MAP_TYPE_ARRAY, MAP_TYPE_HASH, MAP_TYPE_LRU_HASH};
         let mut path = spec.split('.');
         let name = path.next().unwrap_or_default();
@@ -457,7 +475,11 @@ impl ExitRecord {
             let names: Vec<&str> = maps.iter().map(|m| m.name.as_str()).collect();
             return Err(format!(
                 "the object has no map \"{name}\" (it has {})",
-                if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
             ));
         };
         if !matches!(map.kind, MAP_TYPE_ARRAY | MAP_TYPE_HASH | MAP_TYPE_LRU_HASH) {
@@ -479,12 +501,17 @@ impl ExitRecord {
                 ));
             };
             if m.bit_size != 0 || m.bit_offset % 8 != 0 {
-                return Err(format!("{spec} is a bit field; name a whole integer or enum"));
+                return Err(format!(
+                    "{spec} is a bit field; name a whole integer or enum"
+                ));
             }
             (ty, offset) = (m.ty, offset + (m.bit_offset / 8) as usize);
         }
-        let Some((bytes, signed, enumerators)) = number_type(btf, ty)
-            .filter(|(bytes, ..)| offset + bytes <= map.value_size as usize)
+        let Some(NumberType {
+            bytes,
+            signed,
+            enumerators,
+        }) = number_type(btf, ty).filter(|n| offset + n.bytes <= map.value_size as usize)
         else {
             return Err(format!(
                 "{spec} is not an integer or an enum of at most 8 bytes (name a member of the map's value with MAP.MEMBER)"

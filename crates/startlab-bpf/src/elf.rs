@@ -189,6 +189,10 @@ pub mod helper {
     pub const TRACE_PRINTK: u32 = 6;
     pub const GET_PRANDOM_U32: u32 = 7;
     pub const GET_SMP_PROCESSOR_ID: u32 = 8;
+    pub const GET_NUMA_NODE_ID: u32 = 42;
+    pub const GETSOCKOPT: u32 = 57;
+    pub const KTIME_GET_BOOT_NS: u32 = 125;
+    pub const KTIME_GET_COARSE_NS: u32 = 160;
     pub const SK_STORAGE_GET: u32 = 107;
     pub const SK_STORAGE_DELETE: u32 = 108;
     pub const JIFFIES64: u32 = 118;
@@ -210,6 +214,10 @@ pub const HELPERS: &[(u32, &str)] = &[
     (helper::TRACE_PRINTK, "bpf_trace_printk"),
     (helper::GET_PRANDOM_U32, "bpf_get_prandom_u32"),
     (helper::SETSOCKOPT, "bpf_setsockopt"),
+    (helper::GETSOCKOPT, "bpf_getsockopt"),
+    (helper::KTIME_GET_BOOT_NS, "bpf_ktime_get_boot_ns"),
+    (helper::KTIME_GET_COARSE_NS, "bpf_ktime_get_coarse_ns"),
+    (helper::GET_NUMA_NODE_ID, "bpf_get_numa_node_id"),
     (helper::TCP_SEND_ACK, "bpf_tcp_send_ack"),
     (helper::SK_STORAGE_GET, "bpf_sk_storage_get"),
     (helper::SK_STORAGE_DELETE, "bpf_sk_storage_delete"),
@@ -897,7 +905,7 @@ fn validate_hooks(hooks: &HashMap<String, usize>, name: &str) -> Result<(), Stri
     err(format!("the struct_ops \"{name}\" has no {missing}, which Linux requires of a congestion control (tcp_validate_congestion_control)"))
 }
 
-/// Refuses a `release` that calls bpf_setsockopt, as Linux's verifier does
+/// Refuses a `release` that calls bpf_setsockopt or bpf_getsockopt, as Linux's verifier does
 /// (net/ipv4/bpf_tcp_ca.c, bpf_tcp_ca_get_func_proto: the controller is retiring, and an option
 /// set then could use it).
 fn validate_release(
@@ -908,12 +916,17 @@ fn validate_release(
     let Some(&p) = hooks.get("release") else {
         return Ok(());
     };
-    if programs[p]
-        .calls
-        .values()
-        .any(|c| matches!(c, Callee::Helper(helper::SETSOCKOPT)))
-    {
-        return err(format!("the struct_ops \"{name}\": its release calls bpf_setsockopt, which Linux does not allow there (bpf_tcp_ca_get_func_proto)"));
+    for (id, helper) in [
+        (helper::SETSOCKOPT, "bpf_setsockopt"),
+        (helper::GETSOCKOPT, "bpf_getsockopt"),
+    ] {
+        if programs[p]
+            .calls
+            .values()
+            .any(|c| matches!(c, Callee::Helper(h) if *h == id))
+        {
+            return err(format!("the struct_ops \"{name}\": its release calls {helper}, which Linux does not allow there (bpf_tcp_ca_get_func_proto)"));
+        }
     }
     Ok(())
 }

@@ -387,7 +387,10 @@ impl Vm {
             Some(store) => (store.values.as_slice(), &store.keys),
             None => {
                 let held = self.held_maps.get(i)?.as_ref()?;
-                (self.regions[self.map_regions[i]?].bytes.as_slice(), &held.keys)
+                (
+                    self.regions[self.map_regions[i]?].bytes.as_slice(),
+                    &held.keys,
+                )
             }
         };
         let slot = if is_array(m.kind) {
@@ -598,7 +601,16 @@ impl Vm {
             }
             helper::MAP_UPDATE_ELEM => self.map_update(a1, a2, r[3], a4)?,
             helper::MAP_DELETE_ELEM => self.map_delete(a1, a2)?,
-            helper::KTIME_GET_NS => self.now_ns,
+            // The simulator's clock is the boot clock too (nothing suspends it).
+            helper::KTIME_GET_NS | helper::KTIME_GET_BOOT_NS => self.now_ns,
+            // ktime_get_coarse_ns: the clock as the last tick left it (timekeeping advances
+            // the coarse clock with jiffies).
+            helper::KTIME_GET_COARSE_NS => {
+                let tick = 1_000_000_000 / self.hz.max(1);
+                self.now_ns - self.now_ns % tick
+            }
+            helper::GET_NUMA_NODE_ID => 0,
+            helper::GETSOCKOPT => self.getsockopt(r)?,
             // The simulator is one CPU (per-CPU maps hold CPU 0's values).
             helper::GET_SMP_PROCESSOR_ID => 0,
             helper::SETSOCKOPT => self.setsockopt(r)?,
@@ -831,6 +843,39 @@ impl Vm {
         if max < self.sock_get(f.sk_pacing_rate) {
             self.sock_set(f.sk_pacing_rate, max);
         }
+        Ok(0)
+    }
+
+    /// bpf_getsockopt(sk, level, optname, optval, optlen), as `__bpf_getsockopt` answers a
+    /// controller: SOL_SOCKET's SO_MAX_PACING_RATE (`sk_getsockopt`'s 32-bit form:
+    /// min(sk_max_pacing_rate, ~0U)); an option of another length than an int is -EINVAL; on
+    /// an error the buffer is zeroed.
+    fn getsockopt(&mut self, r: &[u64; 16]) -> Result<u64, VmError> {
+        const SOL_SOCKET: u64 = 1;
+        const SO_MAX_PACING_RATE: u64 = 47;
+        if r[1] != region_base(SOCK_REGION) {
+            return Err(VmError(
+                "bpf_getsockopt was given something other than the socket".into(),
+            ));
+        }
+        let (level, optname, optlen) = (r[2] as u32 as u64, r[3] as u32 as u64, r[5] as u32);
+        if (level, optname) != (SOL_SOCKET, SO_MAX_PACING_RATE) {
+            return Err(VmError(format!(
+                "bpf_getsockopt(level {level}, optname {optname}), which the simulator does not provide (it has SOL_SOCKET's SO_MAX_PACING_RATE)"
+            )));
+        }
+        let (reg, o) = self.translate(r[4], optlen.max(1) as usize, true)?;
+        let out = &mut self.regions[reg].bytes[o..o + optlen as usize];
+        if optlen != 4 {
+            out.fill(0);
+            return Ok(errno(EINVAL));
+        }
+        let max = layout::get(
+            &self.regions[SOCK_REGION].bytes,
+            layout::sock().sk_max_pacing_rate,
+        );
+        let v = max.min(u32::MAX as u64) as u32;
+        self.regions[reg].bytes[o..o + 4].copy_from_slice(&v.to_le_bytes());
         Ok(0)
     }
 

@@ -232,7 +232,7 @@ void BPF_PROG(fixed_cong_control, struct sock *sk, __u32 ack, int flag, const st
 {{
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
 #ifdef UNKNOWN_HELPER
-	tp->snd_cwnd = (__u32)bpf_get_numa_node_id() % 20 + 1;
+	tp->snd_cwnd = (__u32)bpf_ktime_get_tai_ns() % 20 + 1;
 #else
 	if (rs->delivered > 0 && rs->interval_us > 0)
 		tp->snd_cwnd = 20;
@@ -280,7 +280,7 @@ struct tcp_congestion_ops fixed = {{
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("calls helper 42, which the simulator does not provide"),
+        e.contains("calls helper 208, which the simulator does not provide"),
         "{e}"
     );
     std::fs::remove_dir_all(dir).unwrap();
@@ -750,10 +750,7 @@ fn a_users_map_names_its_programs_exit() {
     let object = compile(&source, &dir, &[]);
     let text = |params: &str| {
         linux_path(
-            &format!(
-                "{{ bpf = \"{}\" }}\ncc_params = {params}",
-                object.display()
-            ),
+            &format!("{{ bpf = \"{}\" }}\ncc_params = {params}", object.display()),
             "default",
             "1BDP",
         )
@@ -776,10 +773,7 @@ fn a_users_map_names_its_programs_exit() {
         "exit_map:100"
     );
     // A hash map's value at key 0: the one exit counted.
-    assert_eq!(
-        reason("{ exit_reason_map = \"exits\" }").0,
-        "exit_map:1"
-    );
+    assert_eq!(reason("{ exit_reason_map = \"exits\" }").0, "exit_map:1");
     // Nothing named: the program's name.
     assert_eq!(reason("{}").0, "exit_map");
     for (params, expected) in [
@@ -817,6 +811,55 @@ fn a_users_map_names_its_programs_exit() {
             .to_string();
         assert!(e.contains(expected), "{params}: {e}");
     }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// tcp_cong.c's kfuncs and the clock and socket helpers answer as Linux computes them
+/// (`tests/bpf/calls.bpf.c`: Reno built from the kfuncs, every answer checked on every ACK; a
+/// failed check puts the window at 10000 + its bit), on both stacks, with and without a
+/// pacing cap, through slow start, losses and congestion avoidance; and the checks fire.
+#[test]
+fn the_kernel_functions_and_helpers_answer_as_linux_computes_them() {
+    let dir = tmp("calls");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bpf/calls.bpf.c");
+    let object = compile(&source, &dir, &[]);
+    let text = |stack: &str, params: &str| {
+        counters_path(&object, stack, params).replace("loss = 0.01, ", "")
+    };
+    for stack in ["stack = \"linux\"", "recovery = \"sack\""] {
+        for params in ["{}", "{ cap = 1000000 }", "{ hz = 250 }"] {
+            let r = run_text(&text(stack, params));
+            assert!(r.errors.is_empty(), "{:?}", r.errors);
+            let max = r.flow_series.cwnd.iter().copied().fold(0.0, f64::max);
+            assert!(
+                max < 10000.0,
+                "{stack} {params}: failed checks {}",
+                max - 10000.0
+            );
+            assert!(
+                max > 40.0,
+                "{stack} {params}: the kfuncs grew the window ({max})"
+            );
+        }
+        let r = run_text(&text(stack, "{}"));
+        assert!(
+            r.flows.retransmissions[0] > 0,
+            "{stack}: a loss, so ssthresh ran"
+        );
+        let wrong = run_text(&text(stack, "{ ai_bias = 1 }"));
+        let max = wrong.flow_series.cwnd.iter().copied().fold(0.0, f64::max);
+        // tcp_cong_avoid_ai's check (2), or tcp_reno_cong_avoid's (4), whichever ran first.
+        assert!([10002.0, 10004.0].contains(&max), "{stack}: {max}");
+    }
+    // Linux's verifier gives release no bpf_getsockopt either ("program of this type cannot
+    // use helper bpf_getsockopt#57").
+    let sub = dir.join("release");
+    std::fs::create_dir_all(&sub).unwrap();
+    let refused = compile(&source, &sub, &["-DRELEASE_GETSOCKOPT"]);
+    let e = scenario::resolve(&scenario::from_toml(&counters_path(&refused, "", "{}")).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("its release calls bpf_getsockopt"), "{e}");
     std::fs::remove_dir_all(dir).unwrap();
 }
 
