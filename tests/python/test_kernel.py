@@ -375,6 +375,35 @@ def test_kernel_functions_and_helpers_answer_alike_in_both_worlds(
 
 
 @pytest.mark.kernel
+def test_the_socket_and_its_rtt_estimator_read_alike_in_both_worlds(
+    tmp_path: Path, kernel_world: None
+) -> None:
+    # tests/bpf/socket.bpf.c checks on every ACK the socket's identity (family, type,
+    # protocol, inet_sock's address and port), its path (MTU, header length, GSO segments,
+    # pacing shift), the RTO tcp_set_rto makes of srtt_us and rttvar_us, and the segment
+    # counters; a failed check puts the window at 10000 + its bit. On a lossy path neither
+    # world fails one (tests/bpf_user.rs shows that they fire).
+    source = ROOT / "crates" / "startlab-core" / "tests" / "bpf" / "socket.bpf.c"
+    obj = compile_object(source, tmp_path / "socket.o")
+    topology = dumbbell("20Mbps", "20ms", "1BDP")
+    topology["bottleneck"]["loss"] = 0.01
+    path = scenario(
+        tmp_path / "socket.toml",
+        [{"cc": {"bpf": str(obj)}}],
+        topology=topology,
+        duration="4s",
+        tcp={"stack": "linux", "mss": "1448B", "header": "52B"},
+    )
+    for result in (startlab.run(path), startlab.kernel.run(path)):
+        row = result.flows.row(0, named=True)
+        assert result.flow_series["cwnd"].max() < 10000.0, (
+            result.flow_series["cwnd"].max() - 10000,
+            row,
+        )
+        assert row["retransmissions"] > 5, row
+
+
+@pytest.mark.kernel
 def test_release_and_socket_addresses_alike_in_both_worlds(
     tmp_path: Path, kernel_world: None
 ) -> None:

@@ -863,6 +863,42 @@ fn the_kernel_functions_and_helpers_answer_as_linux_computes_them() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// The socket's identity, its path and its RTT estimator as Linux keeps them in sock,
+/// inet_sock, inet_connection_sock and tcp_sock (`tests/bpf/socket.bpf.c` checks on every ACK
+/// and puts the window at 10000 + each failed check's bit), through losses and their RTOs, on
+/// both stacks (the RTO's check, 16, is Linux's estimator's); and the checks fire.
+#[test]
+fn a_users_program_finds_the_socket_as_linux_keeps_it() {
+    let dir = tmp("socket");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bpf/socket.bpf.c");
+    let object = compile(&source, &dir, &[]);
+    let text = |stack: &str, params: &str| {
+        counters_path(&object, stack, params).replace(
+            "sack = true",
+            "sack = true\nmss = \"1448B\"\nheader = \"52B\"",
+        )
+    };
+    for (stack, params) in [
+        ("stack = \"linux\"", "{}"),
+        ("stack = \"linux\"\nhz = 250", "{}"),
+        ("recovery = \"sack\"", "{ checks = 111 }"),
+    ] {
+        let r = run_text(&text(stack, params));
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        let max = r.flow_series.cwnd.iter().copied().fold(0.0, f64::max);
+        assert!(max < 10000.0, "{stack}: failed checks {}", max - 10000.0);
+        assert!(
+            r.flows.retransmissions[0] > 10,
+            "{stack}: losses to recover"
+        );
+    }
+    // A wrong expected MTU: check 8 fires.
+    let wrong = run_text(&text("stack = \"linux\"", "{ pmtu = 1400 }"));
+    let max = wrong.flow_series.cwnd.iter().copied().fold(0.0, f64::max);
+    assert_eq!(max, 10008.0);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 /// A lossy path (1 % of segments lost, no queue: the window is held at 20) for
 /// `tests/bpf/counters.bpf.c`, on `stack`.
 fn counters_path(object: &Path, stack: &str, params: &str) -> String {

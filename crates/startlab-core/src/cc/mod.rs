@@ -248,6 +248,15 @@ pub struct Tcb {
     pub mdev4: Duration,
     pub rto: Duration,
     pub backoff: u32,
+    /// What the RTO adds to SRTT before its bounds: Linux's `rttvar_us` (at least the minimum
+    /// RTO, decayed once per round trip), or RFC 6298's max(G, 4 × RTTVAR); and Linux's
+    /// `mdev_max_us`, the largest `mdev_us` of the round trip (zero under RFC 6298).
+    pub rttvar: Duration,
+    pub mdev_max: Duration,
+    /// Segments received (`tp->segs_in`: the SYN-ACK and every ACK) and segments sent without
+    /// data (the SYNs: `tp->segs_out` less `data_segs_out`).
+    pub segs_in: u64,
+    pub control_segs_out: u64,
     /// The connection's ends: the sending and receiving nodes and the flow (a socket's
     /// addresses and ports, [`Tcb::ipv4_of`]).
     pub node: u32,
@@ -323,6 +332,10 @@ impl Tcb {
             total_retrans: 0,
             prr_delivered: 0,
             mdev4: Duration::ZERO,
+            rttvar: Duration::ZERO,
+            mdev_max: Duration::ZERO,
+            segs_in: 0,
+            control_segs_out: 0,
             rto: Duration::from_secs(1),
             backoff: 0,
             node: 0,

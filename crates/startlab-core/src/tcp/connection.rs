@@ -158,6 +158,8 @@ impl Connection {
     pub fn sync_rtt(&mut self) {
         self.tcb.srtt = self.rtt.srtt();
         self.tcb.mdev4 = self.rtt.mdev4();
+        self.tcb.rttvar = self.rtt.rttvar();
+        self.tcb.mdev_max = self.rtt.mdev_max();
         self.tcb.rto = self.rtt.rto();
         self.tcb.backoff = self.rtt.backoff();
     }

@@ -168,6 +168,21 @@ impl RttEstimator {
         self.backoff
     }
 
+    /// What the RTO adds to SRTT before its bounds: Linux's `rttvar_us`, or RFC 6298's
+    /// max(G, 4 × RTTVAR) (§2.3); zero before the first sample.
+    pub fn rttvar(&self) -> Duration {
+        match &self.linux {
+            Some(l) => Duration::from_nanos(l.rttvar),
+            None if self.srtt.is_none() => Duration::ZERO,
+            None => (self.rttvar * 4).max(self.granularity),
+        }
+    }
+
+    /// Linux's `mdev_max_us`, zero under RFC 6298.
+    pub fn mdev_max(&self) -> Duration {
+        Duration::from_nanos(self.linux.as_ref().map_or(0, |l| l.mdev_max))
+    }
+
     /// Linux's `mdev_us` (4 × the mean deviation), zero under RFC 6298.
     pub fn mdev4(&self) -> Duration {
         Duration::from_nanos(self.linux.as_ref().map_or(0, |l| l.mdev4))

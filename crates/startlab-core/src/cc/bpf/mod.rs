@@ -636,6 +636,21 @@ impl BpfController {
             put(sk, f.sk_gso_max_size, 65_536);
             // include/net/tcp_states.h: TCP_ESTABLISHED (TCP_CLOSE in release, below).
             put(sk, f.skc_state, 1);
+            // An IPv4 TCP socket: AF_INET, SOCK_STREAM, IPPROTO_TCP; inet_sock's own copies of
+            // the local address and port (inet_sport in network byte order).
+            put(sk, f.skc_family, 2);
+            put(sk, f.sk_type, 1);
+            put(sk, f.sk_protocol, 6);
+            put(sk, f.inet_saddr, be32(Tcb::ipv4_of(tcb.node)));
+            put(sk, f.inet_sport, be16(Tcb::local_port(tcb.flow)));
+            // sock_init_data's sk_pacing_shift; a device's GSO_MAX_SEGS (sk_setup_caps).
+            put(sk, f.sk_pacing_shift, 10);
+            put(sk, f.sk_gso_max_segs, 65_535);
+            // A full segment's IPv4 packet is the path's MTU (tcp_sync_mss); its TCP header,
+            // options included, is what tcp.header holds beyond IPv4's 20 bytes.
+            let header = tcb.wire_bytes.saturating_sub(tcb.mss_bytes);
+            put(sk, f.icsk_pmtu_cookie, tcb.wire_bytes as u64);
+            put(sk, f.tcp_header_len, header.saturating_sub(20) as u64);
             self.filled.endpoints = true;
         }
 
@@ -674,6 +689,14 @@ impl BpfController {
         put(sk, f.rate_app_limited, rate.app_limited as u64);
         put(sk, f.prr_delivered, tcb.prr_delivered as u64);
         put(sk, f.mdev_us, tcb.mdev4.as_nanos() / 1000);
+        put(sk, f.rttvar_us, tcb.rttvar.as_nanos() / 1000);
+        put(sk, f.mdev_max_us, tcb.mdev_max.as_nanos() / 1000);
+        put(sk, f.segs_in, tcb.segs_in & 0xffff_ffff);
+        put(
+            sk,
+            f.segs_out,
+            (tcb.data_segs_out + tcb.control_segs_out) & 0xffff_ffff,
+        );
         // icsk_rto in jiffies (usecs_to_jiffies rounds up), icsk_backoff.
         put(
             sk,

@@ -302,6 +302,7 @@ impl TcpSender {
         if c.cfg.handshake {
             c.state = ConnState::SynSent;
             c.syn_sent_at = Some(now);
+            c.tcb.control_segs_out += 1;
             out.packets.push(c.control(PacketKind::Syn));
             c.rto_deadline = Some(now + c.rtt.rto());
         } else {
@@ -402,6 +403,7 @@ impl TcpSender {
     /// An ACK or SYN-ACK for this connection arrived.
     pub fn on_packet(&mut self, now: Time, pkt: &Packet, out: &mut Outbox) {
         let c = &mut self.conn;
+        c.tcb.segs_in += 1;
         match (pkt.kind, c.state) {
             (PacketKind::SynAck, ConnState::SynSent) => {
                 // The handshake gives the first RTT sample (unless the SYN was retransmitted).
@@ -452,6 +454,7 @@ impl TcpSender {
                 c.syn_retransmitted = true;
                 c.rtt.back_off();
                 c.sync_rtt();
+                c.tcb.control_segs_out += 1;
                 out.packets.push(c.control(PacketKind::Syn));
                 c.rto_deadline = Some(now + c.rtt.rto());
                 return;
