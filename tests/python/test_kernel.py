@@ -486,7 +486,11 @@ def test_a_users_global_names_its_exit_alike_in_both_worlds(
 @pytest.mark.kernel
 @pytest.mark.parametrize(
     ("place", "reason"),
-    [("stats.why", "why_window"), ("stats.last.at_window", "exit_map:100"), ("exits", "exit_map:1")],
+    [
+        ("stats.why", "why_window"),
+        ("stats.last.at_window", "exit_map:100"),
+        ("exits", "exit_map:1"),
+    ],
 )
 def test_a_users_map_names_its_exit_alike_in_both_worlds(
     place: str, reason: str, tmp_path: Path, kernel_world: None
