@@ -225,6 +225,10 @@ pub struct Tcb {
     pub rwnd: u32,
     /// cwnd before the last reduction (Linux `prior_cwnd`), for `undo_cwnd`.
     pub prior_cwnd: f64,
+    /// The ssthresh an undo restores (`tp->prior_ssthresh`): on the Linux stack
+    /// `tcp_current_ssthresh` when the Recovery or Loss began, 0 after a CWR (nothing to
+    /// restore); on the ns-2 stack ssthresh before the last reduction.
+    pub prior_ssthresh: f64,
     /// When the last ACK that delivered data arrived (`tp->delivered_mstamp`; rate sampling).
     pub delivered_mstamp: Time,
     /// Segments deemed lost so far, counted at each marking (`tp->lost`).
@@ -323,6 +327,7 @@ impl Tcb {
             lsndtime: Time::ZERO,
             rwnd: u32::MAX,
             prior_cwnd: initial_window,
+            prior_ssthresh: 0.0,
             delivered_mstamp: Time::ZERO,
             lost: 0,
             sacked_out: 0,

@@ -13,7 +13,10 @@
  *  16: after a sample that is not application-limited, rate_delivered, rate_interval_us and
  *      rate_app_limited are that sample's (tcp_rate_gen runs before cong_control);
  *  32: in Recovery, high_seq lies after snd_una and not after snd_nxt (tcp_fastretrans_alert
- *      ends Recovery, before cong_control, once snd_una reaches it).
+ *      ends Recovery, before cong_control, once snd_una reaches it);
+ *  64: when ssthresh is asked for, prior_ssthresh is what tcp_current_ssthresh was
+ *      (tcp_enter_recovery and tcp_enter_loss set it first): ssthresh in CWR or Recovery,
+ *      else the larger of ssthresh and 3/4 of cwnd.
  * `checks` says which run (all by default).
  */
 #include "test_cc.h"
@@ -27,11 +30,13 @@ struct inet_connection_sock {
 	__u64 icsk_ca_priv[13];
 } __attribute__((preserve_access_index));
 
+#define TCP_CA_CWR 2
 #define TCP_CA_Recovery 3
 
 struct tcp_sock {
 	__u32 snd_cwnd;
 	__u32 snd_ssthresh;
+	__u32 prior_ssthresh;
 	__u32 snd_una;
 	__u32 snd_nxt;
 	__u32 mss_cache;
@@ -54,7 +59,7 @@ struct rate_sample {
 
 const volatile __u32 window = 20;
 const volatile __u32 reordering = 3;
-const volatile __u32 checks = 63;
+const volatile __u32 checks = 127;
 
 struct counters {
 	__u32 isn;
@@ -109,7 +114,16 @@ void BPF_PROG(counters_cong_control, struct sock *sk, __u32 ack, int flag,
 SEC("struct_ops")
 __u32 BPF_PROG(counters_ssthresh, struct sock *sk)
 {
-	return ((struct tcp_sock *)sk)->snd_cwnd;
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	__u8 ca_state = BPF_CORE_READ_BITFIELD((struct inet_connection_sock *)sk, icsk_ca_state);
+	__u32 cwnd = tp->snd_cwnd, want = tp->snd_ssthresh;
+
+	if (ca_state != TCP_CA_CWR && ca_state != TCP_CA_Recovery &&
+	    want < (cwnd >> 1) + (cwnd >> 2))
+		want = (cwnd >> 1) + (cwnd >> 2);
+	if (tp->prior_ssthresh != want)
+		state(sk)->failed |= 64;
+	return cwnd;
 }
 
 SEC("struct_ops")

@@ -612,6 +612,11 @@ impl BpfController {
         put(sk, f.snd_ssthresh, ssthresh_image(tcb.ssthresh));
         put(sk, f.snd_cwnd_clamp, u32::MAX as u64);
         put(sk, f.prior_cwnd, tcb.prior_cwnd.max(0.0) as u64);
+        put(
+            sk,
+            f.prior_ssthresh,
+            ssthresh_image(tcb.prior_ssthresh.max(0.0)),
+        );
         put(sk, f.mss_cache, mss);
         put(
             sk,

@@ -3,6 +3,7 @@
 //! application-limited window (`tcp_cwnd_application_limited`, RFC 2861's rule as Linux keeps
 //! it), and the restart after idle (`tcp_slow_start_after_idle_check`, `tcp_cwnd_restart`).
 
+use super::undo::current_ssthresh;
 use crate::cc::{CaState, CwndEvent};
 use crate::tcp::connection::Connection;
 use crate::time::Time;
@@ -19,15 +20,6 @@ pub(super) struct CwndUse {
 /// The window in whole segments, as `tcp_snd_cwnd`.
 fn cwnd(c: &Connection) -> u32 {
     c.tcb.cwnd.max(0.0).floor() as u32
-}
-
-/// `tcp_current_ssthresh`: ssthresh, or 3/4 of cwnd if that is larger, outside a reduction.
-fn current_ssthresh(c: &Connection) -> f64 {
-    if super::in_cwnd_reduction(c) {
-        return c.tcb.ssthresh;
-    }
-    let w = cwnd(c);
-    c.tcb.ssthresh.max(((w >> 1) + (w >> 2)) as f64)
 }
 
 /// `tcp_is_cwnd_limited`: the window is in use, or in slow start it is less than twice the

@@ -429,7 +429,7 @@ impl LinuxRecovery {
     /// `tcp_enter_cwr`: a window reduction by PRR without a loss (an ECN echo), once per
     /// window of data: not again before `high_seq` is acknowledged.
     fn enter_cwr(&mut self, c: &mut Connection, now: Time) {
-        self.undo.prior_ssthresh = 0.0;
+        c.tcb.prior_ssthresh = 0.0;
         if matches!(c.tcb.ca_state, CaState::Open | CaState::Disorder) {
             c.note_slow_start_exit(now, ExitReason::Ecn);
             c.stats.ecn_reductions += 1;
@@ -470,10 +470,10 @@ impl LinuxRecovery {
     fn enter_recovery(&mut self, c: &mut Connection, now: Time) {
         c.note_slow_start_exit(now, ExitReason::Loss);
         c.stats.fast_recoveries += 1;
-        self.undo.prior_ssthresh = 0.0;
+        c.tcb.prior_ssthresh = 0.0;
         self.init_undo(c);
         if !in_cwnd_reduction(c) {
-            self.undo.prior_ssthresh = current_ssthresh(c);
+            c.tcb.prior_ssthresh = current_ssthresh(c);
             self.init_cwnd_reduction(c, now);
         }
         c.set_ca_state(CaState::Recovery, now);
@@ -668,7 +668,7 @@ impl LinuxRecovery {
             || c.tcb.high_seq <= c.tcb.snd_una
             || (state == CaState::Loss && self.rto_retransmits == 0)
         {
-            self.undo.prior_ssthresh = current_ssthresh(c);
+            c.tcb.prior_ssthresh = current_ssthresh(c);
             c.tcb.prior_cwnd = c.tcb.cwnd;
             c.tcb.ssthresh = c.cc.ssthresh(&mut c.tcb, now);
             c.cc.cwnd_event(&mut c.tcb, CwndEvent::Loss, now);

@@ -14,8 +14,8 @@ use crate::net::Packet;
 use crate::tcp::connection::Connection;
 use crate::time::Time;
 
-/// Linux's undo state (`undo_marker`, `undo_retrans`, `retrans_stamp`, `prior_ssthresh`,
-/// `frto`).
+/// Linux's undo state (`undo_marker`, `undo_retrans`, `retrans_stamp`, `frto`; the ssthresh
+/// an undo restores is the `Tcb`'s `prior_ssthresh`).
 #[derive(Clone, Debug, Default)]
 pub(super) struct LinuxUndo {
     /// snd_una when the episode began (`undo_marker`); none once undone.
@@ -24,8 +24,6 @@ pub(super) struct LinuxUndo {
     pub retrans: i64,
     /// When the first retransmission not yet acknowledged left (`retrans_stamp`).
     pub retrans_stamp: Option<Time>,
-    /// ssthresh before the reduction (`prior_ssthresh`; 0: undo restores no ssthresh).
-    pub prior_ssthresh: f64,
     /// Segments reported by D-SACKs so far (`dsack_dups`).
     pub dsack_dups: u64,
     /// F-RTO is running in this Loss episode (`tp->frto`).
@@ -62,16 +60,14 @@ pub(super) enum Rexmit {
     Lost,
 }
 
-/// `tcp_current_ssthresh`: outside a reduction, at least 3/4 of cwnd.
+/// `tcp_current_ssthresh`: ssthresh, or 3/4 of cwnd (in whole segments, as `tcp_snd_cwnd`)
+/// if that is larger, outside a reduction.
 pub(super) fn current_ssthresh(c: &Connection) -> f64 {
     if in_cwnd_reduction(c) {
-        c.tcb.ssthresh
-    } else {
-        let cwnd = c.tcb.cwnd.floor();
-        c.tcb
-            .ssthresh
-            .max((cwnd / 2.0).floor() + (cwnd / 4.0).floor())
+        return c.tcb.ssthresh;
     }
+    let w = c.tcb.cwnd.floor() as u64;
+    c.tcb.ssthresh.max(((w >> 1) + (w >> 2)) as f64)
 }
 
 /// `tcp_any_retrans_done`.
@@ -121,7 +117,7 @@ impl LinuxRecovery {
             c.board.lost_out = 0;
             c.board.retx_hint = c.tcb.snd_una;
         }
-        let prior = self.undo.prior_ssthresh;
+        let prior = c.tcb.prior_ssthresh;
         if prior > 0.0 {
             c.tcb.cwnd = c.cc.undo_cwnd(&mut c.tcb);
             c.tcb.ssthresh = c.tcb.ssthresh.max(prior);

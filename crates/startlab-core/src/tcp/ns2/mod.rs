@@ -16,7 +16,6 @@ struct UndoPoint {
     /// When the first retransmission of `seq` left.
     retransmitted_at: Time,
     seq: u32,
-    prior_ssthresh: f64,
 }
 
 /// The ns-2 stack's recovery state.
@@ -163,7 +162,7 @@ impl Ns2Recovery {
                 // Eifel detection (RFC 3522 §3.2): the ACK for the retransmitted segment echoes
                 // a timestamp older than the retransmission, so the original arrived.
                 if pkt.ts < u.retransmitted_at {
-                    self.undo_reduction(c, u, now);
+                    self.undo_reduction(c, now);
                 }
             }
         }
@@ -306,20 +305,20 @@ impl Ns2Recovery {
     /// The window before a reduction, and what Eifel would restore (with `undo`).
     fn set_undo_point(&mut self, c: &mut Connection, now: Time) {
         c.tcb.prior_cwnd = c.tcb.cwnd;
+        c.tcb.prior_ssthresh = c.tcb.ssthresh;
         if c.cfg.undo {
             self.undo = Some(UndoPoint {
                 retransmitted_at: now,
                 seq: c.tcb.snd_una,
-                prior_ssthresh: c.tcb.ssthresh,
             });
         }
     }
 
     /// Restores the window after a spurious retransmission (Linux `tcp_undo_cwnd_reduction`).
-    fn undo_reduction(&mut self, c: &mut Connection, u: UndoPoint, now: Time) {
+    fn undo_reduction(&mut self, c: &mut Connection, now: Time) {
         c.stats.undos += 1;
         c.tcb.cwnd = c.cc.undo_cwnd(&mut c.tcb);
-        c.tcb.ssthresh = c.tcb.ssthresh.max(u.prior_ssthresh);
+        c.tcb.ssthresh = c.tcb.ssthresh.max(c.tcb.prior_ssthresh);
         // Segments deemed lost but never retransmitted were not lost after all.
         for s in c.board.segs.iter_mut() {
             if s.lost && !s.retx_in_flight {
