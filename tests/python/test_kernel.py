@@ -71,6 +71,30 @@ def kernel_until(run: Callable[[], T], agrees: Callable[[T], bool]) -> list[T]:
     return runs
 
 
+def conformance_runs(
+    tmp_path: Path, program: str, flow: dict[str, Any], *, lossy: bool, **tcp: Any
+) -> list[tuple[float, dict[str, Any]]]:
+    """tests/bpf/``program``.bpf.c run once in each world on 20 Mbit/s, 20 ms, 1 BDP (1 % of
+    the segments lost if ``lossy``), 4 s on the Linux stack: the largest window of each run,
+    where the program shows its failed checks, and its flow row."""
+    source = ROOT / "crates" / "startlab-core" / "tests" / "bpf" / f"{program}.bpf.c"
+    obj = compile_object(source, tmp_path / f"{program}.o")
+    topology = dumbbell("20Mbps", "20ms", "1BDP")
+    if lossy:
+        topology["bottleneck"]["loss"] = 0.01
+    path = scenario(
+        tmp_path / f"{program}.toml",
+        [{"cc": {"bpf": str(obj)}, **flow}],
+        topology=topology,
+        duration="4s",
+        tcp={"stack": "linux", **tcp},
+    )
+    return [
+        (result.flow_series["cwnd"].max(), result.flows.row(0, named=True))
+        for result in (startlab.run(path), startlab.kernel.run(path))
+    ]
+
+
 def leftovers() -> list[str]:
     """Namespaces of startlab runs on this machine."""
     netns = Path("/var/run/netns")
@@ -328,20 +352,9 @@ def test_byte_counters_and_rate_record_keep_linuxs_relations_in_both_worlds(
     # the delivery-rate record; a broken one adds its bit x 100 to the window. On a path that
     # loses 1 % of the segments, both worlds keep them all, with retransmissions to count
     # (tests/bpf_user.rs checks the ns-2 stack too, and that the checks fire).
-    source = ROOT / "crates" / "startlab-core" / "tests" / "bpf" / "counters.bpf.c"
-    obj = compile_object(source, tmp_path / "counters.o")
-    topology = dumbbell("20Mbps", "20ms", "1BDP")
-    topology["bottleneck"]["loss"] = 0.01
-    path = scenario(
-        tmp_path / "counters.toml",
-        [{"cc": {"bpf": str(obj)}}],
-        topology=topology,
-        duration="4s",
-        tcp={"stack": "linux"},
-    )
-    for result in (startlab.run(path), startlab.kernel.run(path)):
-        assert result.flow_series["cwnd"].max() == 20.0, result.flows.row(0, named=True)
-        assert result.flows["retransmissions"][0] > 5, result.flows.row(0, named=True)
+    for window, row in conformance_runs(tmp_path, "counters", {}, lossy=True):
+        assert window == 20.0, row
+        assert row["retransmissions"] > 5, row
 
 
 @pytest.mark.kernel
@@ -355,21 +368,8 @@ def test_kernel_functions_and_helpers_answer_alike_in_both_worlds(
     # against the relations the kernel keeps; a failed check puts the window at 10000 + its
     # bit. Through slow start, losses at a 1-BDP buffer and congestion avoidance, no check
     # fails in either world (tests/bpf_user.rs shows that they fire).
-    source = ROOT / "crates" / "startlab-core" / "tests" / "bpf" / "calls.bpf.c"
-    obj = compile_object(source, tmp_path / "calls.o")
-    path = scenario(
-        tmp_path / "calls.toml",
-        [{"cc": {"bpf": str(obj)}, "cc_params": params}],
-        topology=dumbbell("20Mbps", "20ms", "1BDP"),
-        duration="4s",
-        tcp={"stack": "linux"},
-    )
-    for result in (startlab.run(path), startlab.kernel.run(path)):
-        row = result.flows.row(0, named=True)
-        assert result.flow_series["cwnd"].max() < 10000.0, (
-            result.flow_series["cwnd"].max() - 10000,
-            row,
-        )
+    for window, row in conformance_runs(tmp_path, "calls", {"cc_params": params}, lossy=False):
+        assert window < 10000.0, (window - 10000, row)
         # Capped at 8 Mbit/s on a 20 Mbit/s path, nothing is lost.
         assert (row["retransmissions"] > 0) == (not params), row
 
@@ -383,23 +383,9 @@ def test_the_socket_and_its_rtt_estimator_read_alike_in_both_worlds(
     # pacing shift), the RTO tcp_set_rto makes of srtt_us and rttvar_us, and the segment
     # counters; a failed check puts the window at 10000 + its bit. On a lossy path neither
     # world fails one (tests/bpf_user.rs shows that they fire).
-    source = ROOT / "crates" / "startlab-core" / "tests" / "bpf" / "socket.bpf.c"
-    obj = compile_object(source, tmp_path / "socket.o")
-    topology = dumbbell("20Mbps", "20ms", "1BDP")
-    topology["bottleneck"]["loss"] = 0.01
-    path = scenario(
-        tmp_path / "socket.toml",
-        [{"cc": {"bpf": str(obj)}}],
-        topology=topology,
-        duration="4s",
-        tcp={"stack": "linux", "mss": "1448B", "header": "52B"},
-    )
-    for result in (startlab.run(path), startlab.kernel.run(path)):
-        row = result.flows.row(0, named=True)
-        assert result.flow_series["cwnd"].max() < 10000.0, (
-            result.flow_series["cwnd"].max() - 10000,
-            row,
-        )
+    runs = conformance_runs(tmp_path, "socket", {}, lossy=True, mss="1448B", header="52B")
+    for window, row in runs:
+        assert window < 10000.0, (window - 10000, row)
         assert row["retransmissions"] > 5, row
 
 

@@ -166,6 +166,26 @@ impl Shared {
     }
 }
 
+/// The option length of a `bpf_setsockopt` or `bpf_getsockopt` call (`r1` the socket, `r2` the
+/// level, `r3` the option, `r5` the length) for the one option the VM provides, SOL_SOCKET's
+/// SO_MAX_PACING_RATE; any other stops the program with an error naming it.
+fn sockopt_len(r: &[u64; 16], helper: &str) -> Result<u32, VmError> {
+    const SOL_SOCKET: u64 = 1;
+    const SO_MAX_PACING_RATE: u64 = 47;
+    if r[1] != region_base(SOCK_REGION) {
+        return Err(VmError(format!(
+            "{helper} was given something other than the socket"
+        )));
+    }
+    let (level, optname) = (r[2] as u32 as u64, r[3] as u32 as u64);
+    if (level, optname) != (SOL_SOCKET, SO_MAX_PACING_RATE) {
+        return Err(VmError(format!(
+            "{helper}(level {level}, optname {optname}), which the simulator does not provide (it has SOL_SOCKET's SO_MAX_PACING_RATE)"
+        )));
+    }
+    Ok(r[5] as u32)
+}
+
 /// `-errno` as a helper returns it in r0.
 fn errno(e: i64) -> u64 {
     (-e) as u64
@@ -810,21 +830,9 @@ impl Vm {
     /// (SK_PACING_NONE becomes SK_PACING_NEEDED) and lowers sk_pacing_rate to it. Any other
     /// option stops the program with an error naming it.
     fn setsockopt(&mut self, r: &[u64; 16]) -> Result<u64, VmError> {
-        const SOL_SOCKET: u64 = 1;
-        const SO_MAX_PACING_RATE: u64 = 47;
         const SK_PACING_NONE: u64 = 0;
         const SK_PACING_NEEDED: u64 = 1;
-        if r[1] != region_base(SOCK_REGION) {
-            return Err(VmError(
-                "bpf_setsockopt was given something other than the socket".into(),
-            ));
-        }
-        let (level, optname, optlen) = (r[2] as u32 as u64, r[3] as u32 as u64, r[5] as u32);
-        if (level, optname) != (SOL_SOCKET, SO_MAX_PACING_RATE) {
-            return Err(VmError(format!(
-                "bpf_setsockopt(level {level}, optname {optname}), which the simulator does not provide (it has SOL_SOCKET's SO_MAX_PACING_RATE)"
-            )));
-        }
+        let optlen = sockopt_len(r, "bpf_setsockopt")?;
         if optlen != 4 {
             return Ok(errno(EINVAL));
         }
@@ -851,19 +859,7 @@ impl Vm {
     /// min(sk_max_pacing_rate, ~0U)); an option of another length than an int is -EINVAL; on
     /// an error the buffer is zeroed.
     fn getsockopt(&mut self, r: &[u64; 16]) -> Result<u64, VmError> {
-        const SOL_SOCKET: u64 = 1;
-        const SO_MAX_PACING_RATE: u64 = 47;
-        if r[1] != region_base(SOCK_REGION) {
-            return Err(VmError(
-                "bpf_getsockopt was given something other than the socket".into(),
-            ));
-        }
-        let (level, optname, optlen) = (r[2] as u32 as u64, r[3] as u32 as u64, r[5] as u32);
-        if (level, optname) != (SOL_SOCKET, SO_MAX_PACING_RATE) {
-            return Err(VmError(format!(
-                "bpf_getsockopt(level {level}, optname {optname}), which the simulator does not provide (it has SOL_SOCKET's SO_MAX_PACING_RATE)"
-            )));
-        }
+        let optlen = sockopt_len(r, "bpf_getsockopt")?;
         let (reg, o) = self.translate(r[4], optlen.max(1) as usize, true)?;
         let out = &mut self.regions[reg].bytes[o..o + optlen as usize];
         if optlen != 4 {
