@@ -938,7 +938,7 @@ fn a_users_program_finds_the_byte_counters_and_rate_record_as_linux_keeps_them()
     // prior_ssthresh's relation (64) is Linux's tcp_current_ssthresh; the ns-2 stack keeps
     // the ssthresh before the reduction, the same here (cwnd is held at 20, whose 3/4 is less
     // than the ssthresh of 20 after the first loss).
-    for (stack, checks) in [("stack = \"linux\"", 127), ("recovery = \"sack\"", 95)] {
+    for (stack, checks) in [("stack = \"linux\"", 255), ("recovery = \"sack\"", 223)] {
         let r = run_text(&counters_path(
             &object,
             stack,

@@ -229,6 +229,11 @@ pub struct Tcb {
     /// `tcp_current_ssthresh` when the Recovery or Loss began, 0 after a CWR (nothing to
     /// restore); on the ns-2 stack ssthresh before the last reduction.
     pub prior_ssthresh: f64,
+    /// `snd_una` when the last loss episode began (`tp->undo_marker`, `tcp_init_undo`): a
+    /// reduction of that episode may still be undone. The Linux stack clears it when it undoes
+    /// the reduction or enters CWR; the ns-2 stack sets it at each loss reduction and clears
+    /// it when it undoes one.
+    pub undo_marker: Option<u32>,
     /// When the last ACK that delivered data arrived (`tp->delivered_mstamp`; rate sampling).
     pub delivered_mstamp: Time,
     /// Segments deemed lost so far, counted at each marking (`tp->lost`).
@@ -328,6 +333,7 @@ impl Tcb {
             rwnd: u32::MAX,
             prior_cwnd: initial_window,
             prior_ssthresh: 0.0,
+            undo_marker: None,
             delivered_mstamp: Time::ZERO,
             lost: 0,
             sacked_out: 0,

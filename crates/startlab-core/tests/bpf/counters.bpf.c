@@ -16,7 +16,9 @@
  *      ends Recovery, before cong_control, once snd_una reaches it);
  *  64: when ssthresh is asked for, prior_ssthresh is what tcp_current_ssthresh was
  *      (tcp_enter_recovery and tcp_enter_loss set it first): ssthresh in CWR or Recovery,
- *      else the larger of ssthresh and 3/4 of cwnd.
+ *      else the larger of ssthresh and 3/4 of cwnd;
+ * 128: undo_marker is snd_una as Recovery begins (tcp_init_undo runs first), and never after
+ *      snd_una.
  * `checks` says which run (all by default).
  */
 #include "test_cc.h"
@@ -37,6 +39,7 @@ struct tcp_sock {
 	__u32 snd_cwnd;
 	__u32 snd_ssthresh;
 	__u32 prior_ssthresh;
+	__u32 undo_marker;
 	__u32 snd_una;
 	__u32 snd_nxt;
 	__u32 mss_cache;
@@ -59,7 +62,7 @@ struct rate_sample {
 
 const volatile __u32 window = 20;
 const volatile __u32 reordering = 3;
-const volatile __u32 checks = 127;
+const volatile __u32 checks = 255;
 
 struct counters {
 	__u32 isn;
@@ -104,11 +107,22 @@ void BPF_PROG(counters_cong_control, struct sock *sk, __u32 ack, int flag,
 	     tp->rate_interval_us != (__u32)rs->interval_us ||
 	     BPF_CORE_READ_BITFIELD(tp, rate_app_limited)))
 		c->failed |= 16;
+	if (tp->undo_marker && (__s32)(tp->undo_marker - tp->snd_una) > 0)
+		c->failed |= 128;
 	if (BPF_CORE_READ_BITFIELD((struct inet_connection_sock *)sk, icsk_ca_state) ==
 		    TCP_CA_Recovery &&
 	    ((__s32)(tp->high_seq - tp->snd_una) <= 0 || (__s32)(tp->high_seq - tp->snd_nxt) > 0))
 		c->failed |= 32;
 	tp->snd_cwnd = window + 100 * (c->failed & checks);
+}
+
+SEC("struct_ops")
+void BPF_PROG(counters_set_state, struct sock *sk, __u8 new_state)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+
+	if (new_state == TCP_CA_Recovery && tp->undo_marker != tp->snd_una)
+		state(sk)->failed |= 128;
 }
 
 SEC("struct_ops")
@@ -136,6 +150,7 @@ SEC(".struct_ops.link")
 struct tcp_congestion_ops counters = {
 	.init = (void *)counters_init,
 	.cong_control = (void *)counters_cong_control,
+	.set_state = (void *)counters_set_state,
 	.ssthresh = (void *)counters_ssthresh,
 	.undo_cwnd = (void *)counters_undo_cwnd,
 	.name = "counters",

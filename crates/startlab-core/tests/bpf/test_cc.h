@@ -32,6 +32,7 @@ struct tcp_congestion_ops {
 	__u32 (*ssthresh)(struct sock *sk);
 	void (*cong_avoid)(struct sock *sk, __u32 ack, __u32 acked);
 	void (*cong_control)(struct sock *sk, __u32 ack, int flag, const struct rate_sample *rs);
+	void (*set_state)(struct sock *sk, __u8 new_state);
 	__u32 (*undo_cwnd)(struct sock *sk);
 	char name[16];
 } __attribute__((preserve_access_index));

@@ -729,11 +729,13 @@ impl BpfController {
             f.snd_wnd,
             (tcb.rwnd as u64).saturating_mul(mss).min(u32::MAX as u64),
         );
-        // A reduction may still be undone while the sender recovers (tcp_sock.undo_marker).
+        // snd_una when the loss episode whose reduction may still be undone began, in bytes
+        // as snd_una; 0 for none (tcp_sock.undo_marker).
         put(
             sk,
             f.undo_marker,
-            matches!(tcb.ca_state, CaState::Recovery | CaState::Loss) as u64,
+            tcb.undo_marker
+                .map_or(0, |m| (m as u64 * mss) & 0xffff_ffff),
         );
         put(sk, f.sack_ok, 1);
         put(sk, f.ca_state, ca_state(tcb.ca_state));

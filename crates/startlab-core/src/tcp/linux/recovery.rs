@@ -137,7 +137,7 @@ impl LinuxRecovery {
         // tcp_clean_rtx_queue. The newly SACKed segments lie above the ACK, so the highest
         // SACKed one is the same after the cumulative ACK as before it.
         if let Some(low) = d.sack_reord {
-            if c.tcb.ca_state != CaState::Loss || self.undo.marker.is_some() {
+            if c.tcb.ca_state != CaState::Loss || c.tcb.undo_marker.is_some() {
                 self.check_sack_reordering(c, low);
             }
         }
@@ -433,7 +433,7 @@ impl LinuxRecovery {
         if matches!(c.tcb.ca_state, CaState::Open | CaState::Disorder) {
             c.note_slow_start_exit(now, ExitReason::Ecn);
             c.stats.ecn_reductions += 1;
-            self.undo.marker = None;
+            c.tcb.undo_marker = None;
             self.init_cwnd_reduction(c, now);
             c.set_ca_state(CaState::Cwr, now);
         }
@@ -459,7 +459,7 @@ impl LinuxRecovery {
             return;
         }
         if c.tcb.ssthresh.is_finite()
-            && (c.tcb.ca_state == CaState::Cwr || self.undo.marker.is_some())
+            && (c.tcb.ca_state == CaState::Cwr || c.tcb.undo_marker.is_some())
         {
             c.tcb.cwnd = c.tcb.ssthresh.max(1.0);
         }

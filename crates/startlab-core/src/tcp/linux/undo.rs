@@ -14,12 +14,10 @@ use crate::net::Packet;
 use crate::tcp::connection::Connection;
 use crate::time::Time;
 
-/// Linux's undo state (`undo_marker`, `undo_retrans`, `retrans_stamp`, `frto`; the ssthresh
-/// an undo restores is the `Tcb`'s `prior_ssthresh`).
+/// Linux's undo state (`undo_retrans`, `retrans_stamp`, `frto`; the episode's `undo_marker`
+/// and the ssthresh an undo restores, `prior_ssthresh`, are the `Tcb`'s).
 #[derive(Clone, Debug, Default)]
 pub(super) struct LinuxUndo {
-    /// snd_una when the episode began (`undo_marker`); none once undone.
-    pub marker: Option<u32>,
     /// Retransmissions of the episode not yet D-SACKed (`undo_retrans`; -1: none sent).
     pub retrans: i64,
     /// When the first retransmission not yet acknowledged left (`retrans_stamp`).
@@ -77,8 +75,8 @@ pub(super) fn any_retrans_done(c: &Connection) -> bool {
 
 impl LinuxRecovery {
     /// `tcp_init_undo`, when Recovery or Loss begins.
-    pub(super) fn init_undo(&mut self, c: &Connection) {
-        self.undo.marker = Some(c.tcb.snd_una);
+    pub(super) fn init_undo(&mut self, c: &mut Connection) {
+        c.tcb.undo_marker = Some(c.tcb.snd_una);
         // "Retransmission still in flight may cause DSACKs later."
         self.undo.retrans = if c.board.retrans_out > 0 {
             c.board.retrans_out as i64
@@ -103,7 +101,7 @@ impl LinuxRecovery {
     /// `tcp_may_undo`. Undo can be switched off (`tcp.undo = false`); Linux cannot.
     fn may_undo(&self, c: &Connection, ecr: Time) -> bool {
         c.cfg.undo
-            && self.undo.marker.is_some()
+            && c.tcb.undo_marker.is_some()
             && (self.undo.retrans == 0 || self.packet_delayed(ecr))
     }
 
@@ -122,7 +120,7 @@ impl LinuxRecovery {
             c.tcb.cwnd = c.cc.undo_cwnd(&mut c.tcb);
             c.tcb.ssthresh = c.tcb.ssthresh.max(prior);
         }
-        self.undo.marker = None;
+        c.tcb.undo_marker = None;
         c.stats.undos += 1;
         // "Force RACK to re-exam losses".
         self.rack.rescan();
@@ -143,7 +141,7 @@ impl LinuxRecovery {
     /// `tcp_try_undo_dsack`: every retransmission of the episode was D-SACKed (a recovery
     /// more for RACK's widened window to persist).
     pub(super) fn try_undo_dsack(&mut self, c: &mut Connection) -> bool {
-        if c.cfg.undo && self.undo.marker.is_some() && self.undo.retrans == 0 {
+        if c.cfg.undo && c.tcb.undo_marker.is_some() && self.undo.retrans == 0 {
             self.rack.undone_by_dsacks();
             self.undo_cwnd_reduction(c, false);
             return true;
@@ -162,7 +160,7 @@ impl LinuxRecovery {
         ecr: Time,
         now: Time,
     ) -> bool {
-        if !(self.undo.marker.is_some() && self.packet_delayed(ecr)) {
+        if !(c.tcb.undo_marker.is_some() && self.packet_delayed(ecr)) {
             return false;
         }
         // "Plain luck! Hole if filled with delayed packet, rather than with a retransmit.
@@ -270,7 +268,8 @@ impl LinuxRecovery {
             return (0, end);
         }
         let u = &mut self.undo;
-        let in_episode = |seq_end: u32| u.marker.is_some_and(|m| seq_end > m);
+        let marker = c.tcb.undo_marker;
+        let in_episode = |seq_end: u32| marker.is_some_and(|m| seq_end > m);
         if end <= prior_una {
             // "D-SACK for already forgotten data... Do dumb counting."
             if u.retrans > 0 && in_episode(end) {

@@ -306,6 +306,7 @@ impl Ns2Recovery {
     fn set_undo_point(&mut self, c: &mut Connection, now: Time) {
         c.tcb.prior_cwnd = c.tcb.cwnd;
         c.tcb.prior_ssthresh = c.tcb.ssthresh;
+        c.tcb.undo_marker = Some(c.tcb.snd_una);
         if c.cfg.undo {
             self.undo = Some(UndoPoint {
                 retransmitted_at: now,
@@ -317,6 +318,7 @@ impl Ns2Recovery {
     /// Restores the window after a spurious retransmission (Linux `tcp_undo_cwnd_reduction`).
     fn undo_reduction(&mut self, c: &mut Connection, now: Time) {
         c.stats.undos += 1;
+        c.tcb.undo_marker = None;
         c.tcb.cwnd = c.cc.undo_cwnd(&mut c.tcb);
         c.tcb.ssthresh = c.tcb.ssthresh.max(c.tcb.prior_ssthresh);
         // Segments deemed lost but never retransmitted were not lost after all.
