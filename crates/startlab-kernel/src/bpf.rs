@@ -173,23 +173,21 @@ impl Registered {
     }
 
     /// The bytes of the object's data section `section` as they are now (libbpf's map of it,
-    /// "<object>.<section>").
+    /// "<object>.<section>", whose one value is at key 0).
     fn section(&self, section: &str) -> Option<Vec<u8>> {
-        self._object
-            .maps()
-            .find(|m| m.name().to_string_lossy().ends_with(section))
-            .and_then(|m| {
-                m.lookup(&0u32.to_ne_bytes(), libbpf_rs::MapFlags::ANY)
-                    .ok()
-                    .flatten()
-            })
+        self.lookup(|name| name.ends_with(section), &0u32.to_ne_bytes())
     }
 
     /// The value at `key` of the object's map `map` as it is now.
     fn map_value(&self, map: &str, key: &[u8]) -> Option<Vec<u8>> {
+        self.lookup(|name| name == map, key)
+    }
+
+    /// The value at `key` of the first of the object's maps whose name `named` accepts.
+    fn lookup(&self, named: impl Fn(&str) -> bool, key: &[u8]) -> Option<Vec<u8>> {
         self._object
             .maps()
-            .find(|m| m.name().to_string_lossy() == map)
+            .find(|m| named(&m.name().to_string_lossy()))
             .and_then(|m| m.lookup(key, libbpf_rs::MapFlags::ANY).ok().flatten())
     }
 

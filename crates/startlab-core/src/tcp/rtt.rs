@@ -131,15 +131,8 @@ impl RttEstimator {
                 ));
             }
         }
-        let srtt = self.srtt.unwrap();
-        // RTO = SRTT + max(G, K * RTTVAR), K = 4, bounded below by min_rto (§2.4) and above by max_rto (§2.5).
-        let k_rttvar = self.rttvar * 4;
-        let rto = srtt
-            + if self.granularity > k_rttvar {
-                self.granularity
-            } else {
-                k_rttvar
-            };
+        // RTO = SRTT + max(G, K * RTTVAR), bounded below by min_rto (§2.4) and above by max_rto (§2.5).
+        let rto = self.srtt.unwrap() + self.rfc6298_variance_term();
         self.base_rto = rto.max(self.min_rto).min(self.max_rto);
         self.backoff = 0;
     }
@@ -174,8 +167,13 @@ impl RttEstimator {
         match &self.linux {
             Some(l) => Duration::from_nanos(l.rttvar),
             None if self.srtt.is_none() => Duration::ZERO,
-            None => (self.rttvar * 4).max(self.granularity),
+            None => self.rfc6298_variance_term(),
         }
+    }
+
+    /// RFC 6298 §2.3's max(G, K × RTTVAR), K = 4: what its RTO adds to SRTT.
+    fn rfc6298_variance_term(&self) -> Duration {
+        (self.rttvar * 4).max(self.granularity)
     }
 
     /// Linux's `mdev_max_us`, zero under RFC 6298.
