@@ -72,16 +72,22 @@ def kernel_until(run: Callable[[], T], agrees: Callable[[T], bool]) -> list[T]:
 
 
 def conformance_runs(
-    tmp_path: Path, program: str, flow: dict[str, Any], *, lossy: bool, **tcp: Any
+    tmp_path: Path,
+    program: str,
+    flow: dict[str, Any],
+    *,
+    lossy: bool,
+    loss: float = 0.01,
+    **tcp: Any,
 ) -> list[tuple[float, dict[str, Any]]]:
-    """tests/bpf/``program``.bpf.c run once in each world on 20 Mbit/s, 20 ms, 1 BDP (1 % of
-    the segments lost if ``lossy``), 4 s on the Linux stack: the largest window of each run,
+    """tests/bpf/``program``.bpf.c run once in each world on 20 Mbit/s, 20 ms, 1 BDP (``loss``
+    of the segments lost if ``lossy``), 4 s on the Linux stack: the largest window of each run,
     where the program shows its failed checks, and its flow row."""
     source = ROOT / "crates" / "startlab-core" / "tests" / "bpf" / f"{program}.bpf.c"
     obj = compile_object(source, tmp_path / f"{program}.o")
     topology = dumbbell("20Mbps", "20ms", "1BDP")
     if lossy:
-        topology["bottleneck"]["loss"] = 0.01
+        topology["bottleneck"]["loss"] = loss
     path = scenario(
         tmp_path / f"{program}.toml",
         [{"cc": {"bpf": str(obj)}, **flow}],
@@ -387,6 +393,28 @@ def test_the_socket_and_its_rtt_estimator_read_alike_in_both_worlds(
     for window, row in runs:
         assert window < 10000.0, (window - 10000, row)
         assert row["retransmissions"] > 5, row
+
+
+@pytest.mark.kernel
+def test_retransmission_and_timeout_state_reads_alike_in_both_worlds(
+    tmp_path: Path, kernel_world: None
+) -> None:
+    # tests/bpf/recovery.bpf.c holds cwnd at 20 and checks rcv_tstamp on every ACK,
+    # undo_retrans and retrans_stamp through each Recovery, icsk_retransmits on each ACK that
+    # advances snd_una, total_rto against the times Loss is entered, and advmss; a failed
+    # check puts the window at 10000 + its bit. With the window held at 4 on a path that loses
+    # 20 % of the segments, so that retransmissions are lost and time out, neither world fails
+    # one (tests/bpf_user.rs shows that they fire).
+    flow = {"cc_params": {"window": 4}}
+    for window, row in conformance_runs(tmp_path, "recovery", flow, lossy=True, loss=0.2):
+        assert window < 10000.0, (window - 10000, row)
+        assert row["retransmissions"] > 5, row
+    # Tail-loss probes go out after a burst's last segment: responses of 10 segments, 50 ms
+    # apart, on 5 % loss.
+    requests = {"count": 60, "size": "15KB", "think": "50ms"}
+    flow = {"cc_params": {}, "requests": requests}
+    for window, row in conformance_runs(tmp_path, "recovery", flow, lossy=True, loss=0.05):
+        assert window < 10000.0, (window - 10000, row)
 
 
 @pytest.mark.kernel

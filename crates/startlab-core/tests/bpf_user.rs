@@ -146,17 +146,17 @@ fn what_the_simulator_does_not_provide_is_refused_by_name() {
     .unwrap()
     .replace(
         "\t__u32 snd_ssthresh;\n",
-        "\t__u32 snd_ssthresh;\n\t__u32 tlp_high_seq;\n",
+        "\t__u32 snd_ssthresh;\n\t__u32 max_window;\n",
     )
     .replace(
         "\treturn s > 2 ? s : 2;",
-        "\treturn s > 2 ? s + tp->tlp_high_seq : 2;",
+        "\treturn s > 2 ? s + tp->max_window : 2;",
     );
     std::fs::write(&source, text).unwrap();
     let other = compile(&source, &dir, &[]);
     let e = resolve(scenario_text(&other, "{}"));
     assert!(
-        e.contains("tcp_sock.tlp_high_seq, which the simulator does not provide"),
+        e.contains("tcp_sock.max_window, which the simulator does not provide"),
         "{e}"
     );
     // A program that breaks a rule while running (it writes a field a congestion control may not
@@ -417,6 +417,11 @@ interval = "1ms"
 
 fn run_text(text: &str) -> startlab_core::measure::Report {
     Simulation::from_resolved(scenario::resolve(&scenario::from_toml(text).unwrap()).unwrap()).run()
+}
+
+/// The largest window of a run: where the conformance programs show their failed checks.
+fn largest_window(r: &startlab_core::measure::Report) -> f64 {
+    r.flow_series.cwnd.iter().copied().fold(0.0, f64::max)
 }
 
 /// Programs that hand every hook to the kernel's own modules through the kfuncs Linux
@@ -830,7 +835,7 @@ fn the_kernel_functions_and_helpers_answer_as_linux_computes_them() {
         for params in ["{}", "{ cap = 1000000 }", "{ hz = 250 }"] {
             let r = run_text(&text(stack, params));
             assert!(r.errors.is_empty(), "{:?}", r.errors);
-            let max = r.flow_series.cwnd.iter().copied().fold(0.0, f64::max);
+            let max = largest_window(&r);
             assert!(
                 max < 10000.0,
                 "{stack} {params}: failed checks {}",
@@ -847,7 +852,7 @@ fn the_kernel_functions_and_helpers_answer_as_linux_computes_them() {
             "{stack}: a loss, so ssthresh ran"
         );
         let wrong = run_text(&text(stack, "{ ai_bias = 1 }"));
-        let max = wrong.flow_series.cwnd.iter().copied().fold(0.0, f64::max);
+        let max = largest_window(&wrong);
         // tcp_cong_avoid_ai's check (2), or tcp_reno_cong_avoid's (4), whichever ran first.
         assert!([10002.0, 10004.0].contains(&max), "{stack}: {max}");
     }
@@ -885,7 +890,7 @@ fn a_users_program_finds_the_socket_as_linux_keeps_it() {
     ] {
         let r = run_text(&text(stack, params));
         assert!(r.errors.is_empty(), "{:?}", r.errors);
-        let max = r.flow_series.cwnd.iter().copied().fold(0.0, f64::max);
+        let max = largest_window(&r);
         assert!(max < 10000.0, "{stack}: failed checks {}", max - 10000.0);
         assert!(
             r.flows.retransmissions[0] > 10,
@@ -894,9 +899,64 @@ fn a_users_program_finds_the_socket_as_linux_keeps_it() {
     }
     // A wrong expected MTU: check 8 fires.
     let wrong = run_text(&text("stack = \"linux\"", "{ pmtu = 1400 }"));
-    let max = wrong.flow_series.cwnd.iter().copied().fold(0.0, f64::max);
+    let max = largest_window(&wrong);
     assert_eq!(max, 10008.0);
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The state Linux keeps about retransmissions and timeouts (`rcv_tstamp`, `undo_retrans`,
+/// `retrans_stamp`, `icsk_retransmits`, `total_rto`, `total_rto_recoveries`) and `advmss`:
+/// `tests/bpf/recovery.bpf.c` checks them on every ACK and at each state change of a run that
+/// loses 5 % of the segments with a window held at 4, so that it times out, and puts the window
+/// at 10000 + each failed check's bit. The ns-2 stack keeps
+/// no episode's count or stamp (checks 2, 4, 8 are the Linux stack's); and the checks fire.
+#[test]
+fn a_users_program_finds_retransmission_and_timeout_state_as_linux_keeps_it() {
+    let dir = tmp("recovery");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bpf/recovery.bpf.c");
+    let object = compile(&source, &dir, &[]);
+    for (stack, params) in [
+        ("stack = \"linux\"", "{ window = 4 }"),
+        ("stack = \"linux\"\nhz = 250", "{ window = 4 }"),
+        (
+            "recovery = \"sack\"",
+            "{ window = 4, pmtu = 1040, checks = 241 }",
+        ),
+    ] {
+        let r = run_text(&lossier(&counters_path(&object, stack, params)));
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        let max = largest_window(&r);
+        assert!(max < 10000.0, "{stack}: failed checks {}", max - 10000.0);
+        assert!(
+            r.flows.retransmissions[0] > 10,
+            "{stack}: losses to recover"
+        );
+        assert!(r.flows.timeouts[0] > 0, "{stack}: timeouts to count");
+    }
+    // Tail-loss probes (check 128) go out in Open after the last segment of a burst, which a
+    // bulk sender hardly sends: responses of 10 segments, 50 ms apart, on 5 % loss.
+    let text = counters_path(&object, "stack = \"linux\"", "{}").replace(
+        "cc_params = {}",
+        "cc_params = {}\nrequests = { count = 60, size = \"15KB\", think = \"50ms\" }",
+    );
+    let r = run_text(&text.replace("loss = 0.01", "loss = 0.05"));
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    let max = largest_window(&r);
+    assert!(max < 10000.0, "failed checks {}", max - 10000.0);
+    // A wrong expected MTU: check 64 fires.
+    let wrong = run_text(&lossier(&counters_path(
+        &object,
+        "stack = \"linux\"",
+        "{ window = 4, pmtu = 1400 }",
+    )));
+    let max = largest_window(&wrong);
+    assert_eq!(max, 10064.0);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// `counters_path` with 5 % of the segments lost: retransmissions are lost too, and time out.
+fn lossier(text: &str) -> String {
+    text.replace("loss = 0.01", "loss = 0.2")
 }
 
 /// A lossy path (1 % of segments lost, no queue: the window is held at 20) for
@@ -944,7 +1004,7 @@ fn a_users_program_finds_the_byte_counters_and_rate_record_as_linux_keeps_them()
             stack,
             &format!("{{ checks = {checks} }}"),
         ));
-        let max = r.flow_series.cwnd.iter().copied().fold(0.0, f64::max);
+        let max = largest_window(&r);
         assert_eq!(max, 20.0, "{stack}: a broken relation adds its bit x 100");
         assert!(r.flows.retransmissions[0] > 10, "{stack}: losses to count");
         assert!(r.errors.is_empty(), "{:?}", r.errors);
@@ -953,7 +1013,7 @@ fn a_users_program_finds_the_byte_counters_and_rate_record_as_linux_keeps_them()
             stack,
             &format!("{{ reordering = 4, checks = {checks} }}"),
         ));
-        let max = wrong.flow_series.cwnd.iter().copied().fold(0.0, f64::max);
+        let max = largest_window(&wrong);
         assert_eq!(max, 820.0, "{stack}");
     }
     // And there the check fires: Recovery seen with snd_una at high_seq.
@@ -962,7 +1022,7 @@ fn a_users_program_finds_the_byte_counters_and_rate_record_as_linux_keeps_them()
         "recovery = \"sack\"",
         "{ checks = 63 }",
     ));
-    let max = ns2.flow_series.cwnd.iter().copied().fold(0.0, f64::max);
+    let max = largest_window(&ns2);
     assert_eq!(max, 3220.0);
     std::fs::remove_dir_all(dir).unwrap();
 }

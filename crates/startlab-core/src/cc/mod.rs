@@ -289,6 +289,27 @@ pub struct Tcb {
     /// `high_tx` when the current (or last) recovery, CWR or loss episode began: Linux's
     /// `tp->high_seq`, RFC 6582's `recover` and RFC 6675's RecoveryPoint on the ns-2 stack.
     pub high_seq: u32,
+    /// Retransmissions of the current loss episode that no D-SACK has shown unnecessary
+    /// (`tp->undo_retrans`): `tcp_init_undo` starts it at the retransmissions in flight, or -1
+    /// for none; each retransmission adds one. 0 before the first episode. Kept by the Linux
+    /// stack (the ns-2 stack leaves it at 0).
+    pub undo_retrans: i64,
+    /// When the first retransmission not yet acknowledged left (`tp->retrans_stamp`); kept by
+    /// the Linux stack.
+    pub retrans_stamp: Option<Time>,
+    /// Timeouts since the cumulative ACK last advanced (`icsk_retransmits`).
+    pub rto_retransmits: u32,
+    /// Timeouts of the connection (`tp->total_rto`), and those among them that began a
+    /// recovery, the first since the ACK last advanced (`tp->total_rto_recoveries`).
+    pub total_rto: u64,
+    pub total_rto_recoveries: u64,
+    /// When the last ACK not older than `snd_una` arrived (`tp->rcv_tstamp`, set by `tcp_ack`).
+    pub rcv_tstamp: Time,
+    /// The tail-loss probe in flight: `high_tx` after it was sent (`tp->tlp_high_seq`), and
+    /// whether it sent the last segment again rather than new data (`tp->tlp_retrans`). Kept by
+    /// the Linux stack's RACK-TLP.
+    pub tlp_high_seq: Option<u32>,
+    pub tlp_retrans: bool,
 }
 
 /// A recorded delivery rate (see [`Tcb::delivery_rate`]).
@@ -357,6 +378,14 @@ impl Tcb {
             delivery_rate: None,
             reordering: 3,
             high_seq: 0,
+            undo_retrans: 0,
+            retrans_stamp: None,
+            rto_retransmits: 0,
+            total_rto: 0,
+            total_rto_recoveries: 0,
+            rcv_tstamp: Time::ZERO,
+            tlp_high_seq: None,
+            tlp_retrans: false,
         }
     }
 

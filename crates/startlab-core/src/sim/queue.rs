@@ -117,4 +117,74 @@ mod tests {
         assert_eq!(q.pop().unwrap().1, "early");
         assert_eq!(q.pop().unwrap().1, "late");
     }
+
+    /// A queue, a sorted list: any interleaving of pushes and pops leaves both in the same order,
+    /// equal times by scheduling order, reserved numbers where they were reserved.
+    mod against_a_sorted_list {
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Push(u64),
+            Reserve,
+            PushReserved(u64),
+            Pop,
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            // Few distinct times, so that equal times are common.
+            prop_oneof![
+                4 => (0u64..40).prop_map(Op::Push),
+                1 => Just(Op::Reserve),
+                1 => (0u64..40).prop_map(Op::PushReserved),
+                3 => Just(Op::Pop),
+            ]
+        }
+
+        proptest! {
+            #[test]
+            fn pops_in_time_then_sequence_order(ops in proptest::collection::vec(op(), 0..600)) {
+                let mut q = EventQueue::new();
+                let mut reference: Vec<(u64, u64, usize)> = Vec::new();
+                let mut reserved = Vec::new();
+                let mut seq = 0u64;
+                for (id, op) in ops.into_iter().enumerate() {
+                    match op {
+                        Op::Push(t) => {
+                            q.push(Time::from_nanos(t), id);
+                            reference.push((t, seq, id));
+                            seq += 1;
+                        }
+                        Op::Reserve => {
+                            reserved.push(q.reserve_seq());
+                            seq += 1;
+                        }
+                        Op::PushReserved(t) => {
+                            if let Some(s) = reserved.pop() {
+                                q.push_reserved(Time::from_nanos(t), s, id);
+                                reference.push((t, s, id));
+                            }
+                        }
+                        Op::Pop => {
+                            reference.sort_unstable();
+                            let expected = (!reference.is_empty()).then(|| reference.remove(0));
+                            prop_assert_eq!(
+                                q.pop(),
+                                expected.map(|(t, _, id)| (Time::from_nanos(t), id))
+                            );
+                        }
+                    }
+                    prop_assert_eq!(q.len(), reference.len());
+                    reference.sort_unstable();
+                    prop_assert_eq!(q.peek_time(), reference.first().map(|r| Time::from_nanos(r.0)));
+                }
+                while let Some((t, id)) = q.pop() {
+                    let (rt, _, rid) = reference.remove(0);
+                    prop_assert_eq!((t, id), (Time::from_nanos(rt), rid));
+                }
+                prop_assert!(reference.is_empty());
+            }
+        }
+    }
 }

@@ -273,11 +273,35 @@ impl Connection {
 
     pub fn set_ca_state(&mut self, new: CaState, now: Time) {
         if new != self.tcb.ca_state {
-            // Losses marked on the way in (tcp_enter_loss marks before it sets the state).
-            self.tcb.lost = self.board.marked_lost;
-            self.cc.set_state(&mut self.tcb, new, now);
-            self.tcb.ca_state = new;
+            self.announce_ca_state(new, now);
         }
+    }
+
+    /// `tcp_enter_loss`'s `tcp_set_ca_state(sk, TCP_CA_Loss)`: the controller hears of every
+    /// timeout, one in Loss already included.
+    pub fn enter_loss_state(&mut self, now: Time) {
+        self.announce_ca_state(CaState::Loss, now);
+    }
+
+    /// `tcp_set_ca_state`: the controller's `set_state`, then the new state.
+    fn announce_ca_state(&mut self, new: CaState, now: Time) {
+        // Losses marked on the way in (tcp_enter_loss marks before it sets the state), and the
+        // scoreboard's counters as they are at this point of the ACK.
+        self.tcb.lost = self.board.marked_lost;
+        self.sync_pipe();
+        self.cc.set_state(&mut self.tcb, new, now);
+        self.tcb.ca_state = new;
+    }
+
+    /// A retransmission timeout's counters (`tcp_update_rto_stats`): the first timeout since
+    /// the ACK last advanced begins an RTO recovery.
+    pub fn count_rto(&mut self) {
+        let t = &mut self.tcb;
+        if t.rto_retransmits == 0 {
+            t.total_rto_recoveries += 1;
+        }
+        t.rto_retransmits += 1;
+        t.total_rto += 1;
     }
 
     pub fn note_slow_start_exit(&mut self, now: Time, reason: ExitReason) {

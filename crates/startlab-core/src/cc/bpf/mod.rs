@@ -656,6 +656,10 @@ impl BpfController {
             let header = tcb.wire_bytes.saturating_sub(tcb.mss_bytes);
             put(sk, f.icsk_pmtu_cookie, tcb.wire_bytes as u64);
             put(sk, f.tcp_header_len, header.saturating_sub(20) as u64);
+            // ipv4_default_advmss (the MTU less IPv4's and TCP's fixed headers), less the
+            // timestamp option once the handshake agreed on it (tcp_rcv_synsent_state_process):
+            // the MTU less the whole header, options included.
+            put(sk, f.advmss, tcb.wire_bytes.saturating_sub(header) as u64);
             self.filled.endpoints = true;
         }
 
@@ -683,6 +687,13 @@ impl BpfController {
         put(sk, f.bytes_retrans, tcb.total_retrans * mss);
         put(sk, f.reordering, tcb.reordering as u64);
         put(sk, f.high_seq, (tcb.high_seq as u64 * mss) & 0xffff_ffff);
+        // The probe in flight (0: none), in bytes as snd_nxt.
+        put(
+            sk,
+            f.tlp_high_seq,
+            tcb.tlp_high_seq.map_or(0, |s| s as u64 * mss) & 0xffff_ffff,
+        );
+        put(sk, f.tlp_retrans, tcb.tlp_retrans as u64);
         // tcp_rate_gen's record of the last sample (0 before the first).
         let rate = tcb.delivery_rate.unwrap_or_default();
         put(sk, f.rate_delivered, rate.delivered & 0xffff_ffff);
@@ -709,14 +720,28 @@ impl BpfController {
             (tcb.rto.as_nanos() as u128 * hz as u128).div_ceil(1_000_000_000) as u64 & 0xffff_ffff,
         );
         put(sk, f.icsk_backoff, tcb.backoff.min(255) as u64);
-        put(sk, f.max_packets_out, tcb.max_packets_out as u64);
-        put(sk, f.is_cwnd_limited, tcb.is_cwnd_limited as u64);
-        // tcp_jiffies32 at the last data transmission.
+        put(sk, f.icsk_retransmits, tcb.rto_retransmits.min(255) as u64);
+        put(sk, f.total_rto, tcb.total_rto & 0xffff);
         put(
             sk,
-            f.lsndtime,
-            (tcb.lsndtime.as_nanos() as u128 * hz as u128 / 1_000_000_000) as u64 & 0xffff_ffff,
+            f.total_rto_recoveries,
+            tcb.total_rto_recoveries & 0xffff,
         );
+        // tcp_init_undo's count (-1 as the int's two's complement).
+        put(sk, f.undo_retrans, tcb.undo_retrans as u64);
+        // tcp_skb_timestamp_ts without microsecond timestamps: milliseconds of the TCP clock.
+        put(
+            sk,
+            f.retrans_stamp,
+            tcb.retrans_stamp.map_or(0, |t| t.as_nanos() / 1_000_000) & 0xffff_ffff,
+        );
+        put(sk, f.max_packets_out, tcb.max_packets_out as u64);
+        put(sk, f.is_cwnd_limited, tcb.is_cwnd_limited as u64);
+        // tcp_jiffies32 at the last data transmission, and at the last ACK (tcp_ack).
+        let jiffies =
+            |t: Time| (t.as_nanos() as u128 * hz as u128 / 1_000_000_000) as u64 & 0xffff_ffff;
+        put(sk, f.lsndtime, jiffies(tcb.lsndtime));
+        put(sk, f.rcv_tstamp, jiffies(tcb.rcv_tstamp));
         put(sk, f.delivered, tcb.delivered & 0xffff_ffff);
         put(sk, f.delivered_ce, tcb.delivered_ce & 0xffff_ffff);
         // TCP_ECN_OK (include/net/tcp_ecn.h: TCP_ECN_MODE_RFC3168) once negotiated; a

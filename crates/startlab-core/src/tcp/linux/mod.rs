@@ -39,13 +39,9 @@ pub(in crate::tcp) struct LinuxRecovery {
     slot: XmitTimer,
     /// The RACK reordering timer (`ICSK_TIME_REO_TIMEOUT`).
     reo_deadline: Option<Time>,
-    /// The tail-loss probe timer (`ICSK_TIME_LOSS_PROBE`) and the probe in flight
-    /// (`tlp_high_seq`, `tlp_retrans`).
+    /// The tail-loss probe timer (`ICSK_TIME_LOSS_PROBE`; the probe in flight is the `Tcb`'s
+    /// `tlp_high_seq` and `tlp_retrans`).
     tlp_deadline: Option<Time>,
-    tlp_high_seq: Option<u32>,
-    tlp_retrans: bool,
-    /// Timeouts since the cumulative ACK last advanced (`icsk_retransmits`).
-    rto_retransmits: u32,
     /// Undo and F-RTO.
     undo: LinuxUndo,
     /// F-RTO step 2b: this transmission round sends new data only (`REXMIT_NEW`).
@@ -80,7 +76,7 @@ impl TransmitRules for LinuxRecovery {
     fn on_transmit(&mut self, c: &mut Connection, now: Time, new_data: bool, prior_packets: u32) {
         self.last_xmit = Some(now);
         if !new_data {
-            self.note_retransmission_for_undo(now);
+            Self::note_retransmission_for_undo(c, now);
         }
         // PRR's prr_out: everything sent while the window is being reduced (tcp_write_xmit,
         // tcp_xmit_retransmit_queue).

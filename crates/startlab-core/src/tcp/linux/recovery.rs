@@ -84,7 +84,7 @@ impl LinuxRecovery {
         } else {
             (0, 0)
         };
-        let dsack_tlp = dup_segs == 1 && self.tlp_high_seq == Some(dsack_end);
+        let dsack_tlp = dup_segs == 1 && c.tcb.tlp_high_seq == Some(dsack_end);
         if dup_segs > 0 {
             self.rack.on_dsack(dsack_tlp);
         }
@@ -131,7 +131,7 @@ impl LinuxRecovery {
                 }
             });
             c.tcb.snd_una = ack;
-            self.rto_retransmits = 0;
+            c.tcb.rto_retransmits = 0;
         }
         // tcp_sacktag_write_queue (not in Loss unless it may be undone), then
         // tcp_clean_rtx_queue. The newly SACKed segments lie above the ACK, so the highest
@@ -324,7 +324,7 @@ impl LinuxRecovery {
         let una = c.tcb.snd_una;
         // D. State exit: everything sent before the episode is acknowledged.
         if c.tcb.ca_state == CaState::Open {
-            self.undo.retrans_stamp = None;
+            c.tcb.retrans_stamp = None;
         } else if una >= c.tcb.high_seq {
             match c.tcb.ca_state {
                 CaState::Cwr if una != c.tcb.high_seq => {
@@ -416,7 +416,7 @@ impl LinuxRecovery {
     /// `tcp_try_to_open`: an ECN echo enters CWR; CWR is kept; otherwise `tcp_try_keep_open`.
     fn try_to_open(&mut self, c: &mut Connection, now: Time, ece: bool) {
         if !any_retrans_done(c) {
-            self.undo.retrans_stamp = None;
+            c.tcb.retrans_stamp = None;
         }
         if ece {
             self.enter_cwr(c, now);
@@ -442,7 +442,7 @@ impl LinuxRecovery {
     /// `tcp_init_cwnd_reduction`: the episode's start, and the controller's new ssthresh.
     fn init_cwnd_reduction(&mut self, c: &mut Connection, now: Time) {
         c.tcb.high_seq = c.tcb.high_tx;
-        self.tlp_high_seq = None;
+        c.tcb.tlp_high_seq = None;
         c.tcb.prior_cwnd = c.tcb.cwnd;
         self.prr_delivered = 0;
         c.tcb.prr_delivered = 0;
@@ -523,23 +523,23 @@ impl LinuxRecovery {
     /// acknowledged beyond itself repaired a loss: reduce the window (CWR). A D-SACK of the
     /// probe says the original arrived too: no loss.
     fn process_tlp_ack(&mut self, c: &mut Connection, now: Time, ack: u32, f: &AckFlags) {
-        let Some(high) = self.tlp_high_seq else {
+        let Some(high) = c.tcb.tlp_high_seq else {
             return;
         };
         if ack < high {
             return;
         }
-        if !self.tlp_retrans || f.dsack_tlp {
-            self.tlp_high_seq = None;
+        if !c.tcb.tlp_retrans || f.dsack_tlp {
+            c.tcb.tlp_high_seq = None;
         } else if ack > high {
-            self.tlp_high_seq = None;
+            c.tcb.tlp_high_seq = None;
             self.init_cwnd_reduction(c, now);
             c.set_ca_state(CaState::Cwr, now);
             self.end_cwnd_reduction(c, now);
             self.try_keep_open(c, now);
         } else if !f.advanced && !f.data_sacked {
             // A pure duplicate: original and probe both arrived, no loss.
-            self.tlp_high_seq = None;
+            c.tcb.tlp_high_seq = None;
         }
     }
 
@@ -549,7 +549,7 @@ impl LinuxRecovery {
     /// from now, otherwise from the head's last transmission (`tcp_rto_delta_us`).
     pub(super) fn schedule_loss_probe(&mut self, c: &mut Connection, now: Time, advancing: bool) {
         if !matches!(c.cfg.loss_detection, LossDetection::Rack { tlp: true })
-            || self.tlp_high_seq.is_some()
+            || c.tcb.tlp_high_seq.is_some()
             || c.packets_out() == 0
             || !matches!(c.tcb.ca_state, CaState::Open | CaState::Cwr)
         {
@@ -621,14 +621,14 @@ impl LinuxRecovery {
         }
         let new = c.tcb.high_tx;
         if new < c.send.written() && c.packets_out() < c.tcb.rwnd {
-            self.tlp_retrans = false;
+            c.tcb.tlp_retrans = false;
             c.transmit(self, new, now, out, true);
         } else {
-            self.tlp_retrans = true;
+            c.tcb.tlp_retrans = true;
             c.transmit(self, c.tcb.high_tx - 1, now, out, true);
         }
         c.sync_pipe();
-        self.tlp_high_seq = Some(c.tcb.high_tx);
+        c.tcb.tlp_high_seq = Some(c.tcb.high_tx);
         // tcp_rearm_rto after the probe (the slot still the probe's: from the head's last
         // transmission).
         self.rearm_rto(c, now);
@@ -666,7 +666,7 @@ impl LinuxRecovery {
         c.report_lost_segments(now);
         if matches!(state, CaState::Open | CaState::Disorder)
             || c.tcb.high_seq <= c.tcb.snd_una
-            || (state == CaState::Loss && self.rto_retransmits == 0)
+            || (state == CaState::Loss && c.tcb.rto_retransmits == 0)
         {
             c.tcb.prior_ssthresh = current_ssthresh(c);
             c.tcb.prior_cwnd = c.tcb.cwnd;
@@ -682,18 +682,18 @@ impl LinuxRecovery {
         {
             self.reordering = 0;
         }
-        c.set_ca_state(CaState::Loss, now);
+        c.enter_loss_state(now);
         c.tcb.high_seq = c.tcb.high_tx;
         // F-RTO (RFC 5682 §3.1 step 1) unless a recovery was under way, except on a repeated
         // timeout of the same data (§3.2).
         self.undo.frto = c.cfg.frto
             && (matches!(state, CaState::Open | CaState::Disorder | CaState::Cwr)
-                || self.rto_retransmits > 0);
-        self.tlp_high_seq = None;
+                || c.tcb.rto_retransmits > 0);
+        c.tcb.tlp_high_seq = None;
         self.tlp_deadline = None;
         self.reo_deadline = None;
         self.slot = XmitTimer::Rto;
-        self.rto_retransmits += 1;
+        c.count_rto();
         // Retransmit the head, back off, restart the timer (tcp_retransmit_timer).
         c.rtt.back_off();
         c.sync_rtt();

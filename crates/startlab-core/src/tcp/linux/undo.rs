@@ -14,14 +14,10 @@ use crate::net::Packet;
 use crate::tcp::connection::Connection;
 use crate::time::Time;
 
-/// Linux's undo state (`undo_retrans`, `retrans_stamp`, `frto`; the episode's `undo_marker`
-/// and the ssthresh an undo restores, `prior_ssthresh`, are the `Tcb`'s).
+/// Linux's undo state (`dsack_dups`, `frto`; the episode's `undo_marker`, `undo_retrans` and
+/// `retrans_stamp`, and the ssthresh an undo restores, `prior_ssthresh`, are the `Tcb`'s).
 #[derive(Clone, Debug, Default)]
 pub(super) struct LinuxUndo {
-    /// Retransmissions of the episode not yet D-SACKed (`undo_retrans`; -1: none sent).
-    pub retrans: i64,
-    /// When the first retransmission not yet acknowledged left (`retrans_stamp`).
-    pub retrans_stamp: Option<Time>,
     /// Segments reported by D-SACKs so far (`dsack_dups`).
     pub dsack_dups: u64,
     /// F-RTO is running in this Loss episode (`tp->frto`).
@@ -78,7 +74,7 @@ impl LinuxRecovery {
     pub(super) fn init_undo(&mut self, c: &mut Connection) {
         c.tcb.undo_marker = Some(c.tcb.snd_una);
         // "Retransmission still in flight may cause DSACKs later."
-        self.undo.retrans = if c.board.retrans_out > 0 {
+        c.tcb.undo_retrans = if c.board.retrans_out > 0 {
             c.board.retrans_out as i64
         } else {
             -1
@@ -86,23 +82,22 @@ impl LinuxRecovery {
     }
 
     /// `tcp_retransmit_skb`: a retransmission of the episode (stamped if it is the first).
-    pub(super) fn note_retransmission_for_undo(&mut self, now: Time) {
-        let u = &mut self.undo;
-        u.retrans_stamp.get_or_insert(now);
-        u.retrans = u.retrans.max(0) + 1;
+    pub(super) fn note_retransmission_for_undo(c: &mut Connection, now: Time) {
+        c.tcb.retrans_stamp.get_or_insert(now);
+        c.tcb.undo_retrans = c.tcb.undo_retrans.max(0) + 1;
     }
 
     /// `tcp_packet_delayed`: the ACK echoes a timestamp older than the first retransmission, so
     /// the original arrived.
-    fn packet_delayed(&self, ecr: Time) -> bool {
-        self.undo.retrans_stamp.is_some_and(|t| ecr < t)
+    fn packet_delayed(c: &Connection, ecr: Time) -> bool {
+        c.tcb.retrans_stamp.is_some_and(|t| ecr < t)
     }
 
     /// `tcp_may_undo`. Undo can be switched off (`tcp.undo = false`); Linux cannot.
-    fn may_undo(&self, c: &Connection, ecr: Time) -> bool {
+    fn may_undo(c: &Connection, ecr: Time) -> bool {
         c.cfg.undo
             && c.tcb.undo_marker.is_some()
-            && (self.undo.retrans == 0 || self.packet_delayed(ecr))
+            && (c.tcb.undo_retrans == 0 || Self::packet_delayed(c, ecr))
     }
 
     /// `tcp_undo_cwnd_reduction`: the controller's `undo_cwnd`, ssthresh back to what it was;
@@ -130,7 +125,7 @@ impl LinuxRecovery {
     /// retransmitted was needed (else RACK's widened window has one recovery fewer to
     /// persist), then Open.
     pub(super) fn try_undo_recovery(&mut self, c: &mut Connection, ecr: Time, now: Time) {
-        if self.may_undo(c, ecr) {
+        if Self::may_undo(c, ecr) {
             self.undo_cwnd_reduction(c, false);
         } else {
             self.rack.recovery_ended_without_undo();
@@ -141,7 +136,7 @@ impl LinuxRecovery {
     /// `tcp_try_undo_dsack`: every retransmission of the episode was D-SACKed (a recovery
     /// more for RACK's widened window to persist).
     pub(super) fn try_undo_dsack(&mut self, c: &mut Connection) -> bool {
-        if c.cfg.undo && c.tcb.undo_marker.is_some() && self.undo.retrans == 0 {
+        if c.cfg.undo && c.tcb.undo_marker.is_some() && c.tcb.undo_retrans == 0 {
             self.rack.undone_by_dsacks();
             self.undo_cwnd_reduction(c, false);
             return true;
@@ -160,7 +155,7 @@ impl LinuxRecovery {
         ecr: Time,
         now: Time,
     ) -> bool {
-        if !(c.tcb.undo_marker.is_some() && self.packet_delayed(ecr)) {
+        if !(c.tcb.undo_marker.is_some() && Self::packet_delayed(c, ecr)) {
             return false;
         }
         // "Plain luck! Hole if filled with delayed packet, rather than with a retransmit.
@@ -173,7 +168,7 @@ impl LinuxRecovery {
             return true;
         }
         if !any_retrans_done(c) {
-            self.undo.retrans_stamp = None;
+            c.tcb.retrans_stamp = None;
         }
         self.undo_cwnd_reduction(c, true);
         self.try_keep_open(c, now);
@@ -183,9 +178,9 @@ impl LinuxRecovery {
     /// `tcp_try_undo_loss`: in Loss, undo from timestamps or D-SACKs, or because F-RTO found
     /// the timeout spurious (`frto_undo`).
     fn try_undo_loss(&mut self, c: &mut Connection, frto_undo: bool, ecr: Time, now: Time) -> bool {
-        if (frto_undo && c.cfg.undo) || self.may_undo(c, ecr) {
+        if (frto_undo && c.cfg.undo) || Self::may_undo(c, ecr) {
             self.undo_cwnd_reduction(c, true);
-            self.rto_retransmits = 0;
+            c.tcb.rto_retransmits = 0;
             c.set_ca_state(CaState::Open, now);
             return true;
         }
@@ -267,20 +262,19 @@ impl LinuxRecovery {
         if self.undo.dsack_dups > c.stats.retransmissions {
             return (0, end);
         }
-        let u = &mut self.undo;
         let marker = c.tcb.undo_marker;
         let in_episode = |seq_end: u32| marker.is_some_and(|m| seq_end > m);
         if end <= prior_una {
             // "D-SACK for already forgotten data... Do dumb counting."
-            if u.retrans > 0 && in_episode(end) {
-                u.retrans = (u.retrans - dup_segs as i64).max(0);
+            if c.tcb.undo_retrans > 0 && in_episode(end) {
+                c.tcb.undo_retrans = (c.tcb.undo_retrans - dup_segs as i64).max(0);
             }
             return (dup_segs, end);
         }
         for seq in start.max(prior_una)..end.min(c.tcb.high_tx) {
             let s = &mut c.board.segs[(seq - prior_una) as usize];
-            if s.retransmitted && u.retrans > 0 && in_episode(seq + 1) {
-                u.retrans -= 1;
+            if s.retransmitted && c.tcb.undo_retrans > 0 && in_episode(seq + 1) {
+                c.tcb.undo_retrans -= 1;
             }
             // The retransmission arrived: it is no longer in flight.
             if s.retx_in_flight {

@@ -122,6 +122,7 @@ impl Ns2Recovery {
         if ack > una_before {
             delivered += c.board.advance(una_before, ack, &mut note);
             c.tcb.snd_una = ack;
+            c.tcb.rto_retransmits = 0;
         }
 
         c.last_rtt_sample = None;
@@ -399,6 +400,7 @@ impl Ns2Recovery {
     /// The retransmission timer expired with data out (RFC 6298 §5.4-5.7, RFC 5681 §3.1).
     pub fn on_rto(&mut self, c: &mut Connection, now: Time, out: &mut Outbox) {
         c.stats.timeouts += 1;
+        c.count_rto();
         c.note_slow_start_exit(now, ExitReason::Timeout);
         // RFC 5681 §3.1: ssthresh is reduced once, not again when the same data times out again.
         // A timeout during fast recovery keeps the ssthresh the recovery chose (as Linux
@@ -415,7 +417,7 @@ impl Ns2Recovery {
         }
         // Linux `tcp_enter_loss` order: ssthresh, CA_EVENT_LOSS, then the state change.
         c.cc.cwnd_event(&mut c.tcb, CwndEvent::Loss, now);
-        c.set_ca_state(CaState::Loss, now);
+        c.enter_loss_state(now);
         // RFC 5681 §3.1: loss window of one segment.
         c.tcb.cwnd = 1.0;
         c.tcb.high_seq = c.tcb.high_tx;

@@ -412,9 +412,15 @@ impl TcpSender {
                     c.take_rtt_sample(r);
                 }
                 c.tcb.rwnd = pkt.rwnd_segments;
+                // The SYN is acknowledged: tcp_ack clears the timeouts' count.
+                c.tcb.rto_retransmits = 0;
                 self.establish(now, out);
             }
             (PacketKind::Ack, ConnState::Established) => {
+                // tcp_ack stamps every ACK that is neither old nor beyond what was sent.
+                if (c.tcb.snd_una..=c.tcb.high_tx).contains(&pkt.seq) {
+                    c.tcb.rcv_tstamp = now;
+                }
                 match &mut self.stack {
                     StackState::Ns2(s) => s.on_ack(c, now, pkt, out),
                     StackState::Linux(l) => l.on_ack(c, now, pkt, out),
@@ -451,6 +457,8 @@ impl TcpSender {
         let c = &mut self.conn;
         match c.state {
             ConnState::SynSent => {
+                // tcp_retransmit_timer counts a SYN's timeouts too (tcp_update_rto_stats).
+                c.count_rto();
                 c.syn_retransmitted = true;
                 c.rtt.back_off();
                 c.sync_rtt();
