@@ -644,7 +644,7 @@ impl Vm {
             }
             helper::TRACE_PRINTK => 0,
             helper::GET_PRANDOM_U32 => prandom_u32(&mut self.prandom) as u64,
-            helper::JIFFIES64 => self.now_ns.saturating_mul(self.hz) / 1_000_000_000,
+            helper::JIFFIES64 => jiffies(self.now_ns, self.hz),
             helper::SK_STORAGE_GET => {
                 // bpf_sk_storage_get(map, sk, value, flags): one socket per instance.
                 let (i, m) = self.map(a1)?;
@@ -1375,6 +1375,12 @@ impl Code {
             callees: prog.callees.clone(),
         }
     }
+}
+
+/// The jiffies counter at `now_ns` for a kernel ticking at `hz` (`get_jiffies_64`, as
+/// `bpf_jiffies64` reads it and as `tcp_jiffies32` stamps `lsndtime` and `rcv_tstamp`).
+pub fn jiffies(now_ns: u64, hz: u64) -> u64 {
+    (u128::from(now_ns) * u128::from(hz) / 1_000_000_000) as u64
 }
 
 #[cfg(test)]

@@ -738,10 +738,9 @@ impl BpfController {
         put(sk, f.max_packets_out, tcb.max_packets_out as u64);
         put(sk, f.is_cwnd_limited, tcb.is_cwnd_limited as u64);
         // tcp_jiffies32 at the last data transmission, and at the last ACK (tcp_ack).
-        let jiffies =
-            |t: Time| (t.as_nanos() as u128 * hz as u128 / 1_000_000_000) as u64 & 0xffff_ffff;
-        put(sk, f.lsndtime, jiffies(tcb.lsndtime));
-        put(sk, f.rcv_tstamp, jiffies(tcb.rcv_tstamp));
+        let jiffies32 = |t: Time| startlab_bpf::vm::jiffies(t.as_nanos(), hz) & 0xffff_ffff;
+        put(sk, f.lsndtime, jiffies32(tcb.lsndtime));
+        put(sk, f.rcv_tstamp, jiffies32(tcb.rcv_tstamp));
         put(sk, f.delivered, tcb.delivered & 0xffff_ffff);
         put(sk, f.delivered_ce, tcb.delivered_ce & 0xffff_ffff);
         // TCP_ECN_OK (include/net/tcp_ecn.h: TCP_ECN_MODE_RFC3168) once negotiated; a

@@ -131,7 +131,6 @@ impl LinuxRecovery {
                 }
             });
             c.tcb.snd_una = ack;
-            c.tcb.rto_retransmits = 0;
         }
         // tcp_sacktag_write_queue (not in Loss unless it may be undone), then
         // tcp_clean_rtx_queue. The newly SACKed segments lie above the ACK, so the highest

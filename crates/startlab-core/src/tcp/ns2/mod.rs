@@ -122,7 +122,6 @@ impl Ns2Recovery {
         if ack > una_before {
             delivered += c.board.advance(una_before, ack, &mut note);
             c.tcb.snd_una = ack;
-            c.tcb.rto_retransmits = 0;
         }
 
         c.last_rtt_sample = None;

@@ -417,9 +417,13 @@ impl TcpSender {
                 self.establish(now, out);
             }
             (PacketKind::Ack, ConnState::Established) => {
-                // tcp_ack stamps every ACK that is neither old nor beyond what was sent.
+                // tcp_ack stamps every ACK that is neither old nor beyond what was sent, and one
+                // that advances snd_una clears the timeouts' count, on either stack.
                 if (c.tcb.snd_una..=c.tcb.high_tx).contains(&pkt.seq) {
                     c.tcb.rcv_tstamp = now;
+                    if pkt.seq > c.tcb.snd_una {
+                        c.tcb.rto_retransmits = 0;
+                    }
                 }
                 match &mut self.stack {
                     StackState::Ns2(s) => s.on_ack(c, now, pkt, out),
